@@ -1,0 +1,176 @@
+"""``.oryxos/config.yaml``: the pydantic models, loading, and the plugin pre-scan.
+
+Every section is a model with ``extra="forbid"`` so that a misspelt key is an error with a
+suggestion, not silence. ``${VAR}`` is expanded in every value when the file is loaded (a
+missing variable is an error naming file, key and line), except in secret fields (``api_key``,
+``api_token``, ``secret`` ...), which stay :class:`~oryxos.secrets.SecretRef` until used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+
+from oryxos.errors import ConfigError, Problem
+from oryxos.secrets import SecretRef, attach_origins, is_secret_path
+from oryxos.yamlfile import FileProblemError, load_model, parse_yaml
+
+CONFIG_FILENAME = "config.yaml"
+
+
+class Section(BaseModel):
+    """Base of every config section: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class ProviderConfig(Section):
+    """One entry of ``providers:`` — an explicit name → model mapping (no discovery by type)."""
+
+    model: str = Field(description="litellm model string, e.g. deepseek/deepseek-chat")
+    api_base: str | None = Field(default=None, description="base URL of the API")
+    api_key: SecretRef | None = Field(default=None, description="usually ${SOME_API_KEY}")
+    timeout: float = Field(default=60.0, gt=0, description="seconds per request")
+    max_retries: int = Field(default=2, ge=0, le=10, description="retries on 429/5xx/timeouts")
+    params: dict[str, Any] = Field(default_factory=dict, description="extra litellm parameters")
+
+
+class StorageConfig(Section):
+    backend: str = Field(default="peewee", description="storage plugin to use, by name")
+    url: str = Field(default="sqlite:///.oryxos/oryxos.db", description="database URL")
+
+
+class FileSandboxConfig(Section):
+    allowed_paths: list[str] = Field(default_factory=list)
+
+
+class ShellSandboxConfig(Section):
+    allowed_commands: list[str] = Field(default_factory=list)
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    max_output_bytes: int = Field(default=65536, gt=0)
+
+
+class HttpSandboxConfig(Section):
+    allowed_domains: list[str] = Field(default_factory=list)
+    allow_link_local: bool = Field(
+        default=False, description="allow 169.254.0.0/16 and cloud metadata addresses"
+    )
+
+
+class SandboxConfig(Section):
+    file: FileSandboxConfig = Field(default_factory=FileSandboxConfig)
+    shell: ShellSandboxConfig = Field(default_factory=ShellSandboxConfig)
+    http: HttpSandboxConfig = Field(default_factory=HttpSandboxConfig)
+
+
+class ServerConfig(Section):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+    threads: int = Field(default=64, ge=1, le=1024)
+    api_token: SecretRef | None = None
+    max_body_bytes: int = Field(default=1_048_576, gt=0)
+
+
+class PluginsConfig(Section):
+    disabled: list[str] = Field(default_factory=list, description="plugin names not to load")
+    settings: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="free-form settings for third-party plugins, by name"
+    )
+
+
+class LoggingConfig(Section):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    max_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
+    backup_count: int = Field(default=5, ge=0)
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+
+class ToolsConfig(Section):
+    output_max_bytes: int = Field(default=65536, gt=0, description="longer output is truncated")
+
+
+class MemoryConfig(Section):
+    backend: str = Field(default="markdown", description="memory plugin to use, by name")
+    max_prompt_chars: int = Field(default=4000, gt=0)
+
+
+class Config(Section):
+    """The whole of config.yaml."""
+
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    default_provider: str | None = None
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    plugins: PluginsConfig = Field(default_factory=PluginsConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+
+    #: Where the file was read from (not a key of the file).
+    _source: str = PrivateAttr(default="")
+
+    @property
+    def source(self) -> str:
+        """The file this configuration was read from ("" when built in code)."""
+        return self._source
+
+    def secret_refs(self) -> list[SecretRef]:
+        """Every secret reference in the configuration."""
+        refs = [p.api_key for p in self.providers.values() if p.api_key]
+        if self.server.api_token:
+            refs.append(self.server.api_token)
+        return refs
+
+
+def parse_config(text: str, filename: str) -> Config:
+    """Validate config text; raise ConfigError naming file, key path and line."""
+    try:
+        config = load_model(Config, text, filename, keep_vars=is_secret_path)
+    except FileProblemError as err:
+        raise ConfigError(err.problems) from None
+    located = parse_yaml(text, filename)
+    attach_origins(config, filename, located)
+    config._source = filename
+    for ref in config.secret_refs():
+        if ref.is_set():
+            ref.resolve()  # registers the value with the log mask
+    return config
+
+
+def load_config(path: Path) -> Config:
+    """Read and validate a config file; a missing file is an error telling how to create it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            [Problem(str(path), "", "file not found; run 'oryxos init' to create a workspace")]
+        ) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError([Problem(str(path), "", f"cannot read the file: {err}")]) from None
+    return parse_config(text, str(path))
+
+
+def prescan_disabled_plugins(path: Path) -> list[str]:
+    """``plugins.disabled`` from a config file, tolerating any error (for CLI start-up).
+
+    The plugin list must be known before click parses the command line (plugins add commands),
+    and a broken config must not stop ``oryxos status`` from reporting it; so this reads the raw
+    YAML and gives up quietly. The command that loads the config reports any problem.
+    """
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        disabled = data["plugins"]["disabled"]
+    except Exception:
+        return []
+    if isinstance(disabled, list):
+        return [str(name) for name in disabled]
+    return []

@@ -1,0 +1,138 @@
+"""The Runtime: built once from a workspace and a plugin manager; what hooks and commands use.
+
+Everything is built lazily — the storage on first use of :attr:`Runtime.storage`, the tool
+catalog on first use of :attr:`Runtime.catalog` — so that a command pays only for what it
+touches (``oryxos plugins`` never opens the database).
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from oryxos.config import Config, load_config, prescan_disabled_plugins
+from oryxos.errors import StartupError, StorageError
+from oryxos.registry import Registry
+from oryxos.workspace import Workspace
+
+if TYPE_CHECKING:
+    from oryxos.catalog import ToolCatalog
+    from oryxos.plugins import PluginManager
+    from oryxos.storage import Storage
+
+
+class Runtime:
+    """One workspace's configuration, plugins and the registries they fill."""
+
+    def __init__(self, workspace: Workspace, config: Config, pm: PluginManager):
+        self.workspace = workspace
+        self.config = config
+        self.pm = pm
+        self._lock = threading.RLock()
+        self._started = False
+
+    @classmethod
+    def load(cls, workspace: Workspace, pm: PluginManager | None = None) -> Runtime:
+        """Read the workspace's config and build a runtime (a plugin manager if none given)."""
+        from oryxos.plugins import get_plugin_manager
+
+        workspace.require()
+        config = load_config(workspace.config_file)
+        if pm is None:
+            pm = get_plugin_manager(disabled=config.plugins.disabled)
+        return cls(workspace, config, pm)
+
+    # Registries filled by registration hooks --------------------------------------------------
+
+    def _collect(self, hook: str, registry: Any, **kwargs: Any) -> Any:
+        self.pm.call_each(hook, registry, config=self.config, **kwargs)
+        return registry
+
+    @cached_property
+    def storage_backends(self) -> Registry[Any]:
+        registry: Registry[Any] = Registry("storage backend")
+        return self._collect("oryxos_register_storage", registry, register=registry)
+
+    @cached_property
+    def storage(self) -> Storage:
+        """The configured storage back-end, connected and migrated."""
+        with self._lock:
+            name = self.config.storage.backend
+            if name not in self.storage_backends:
+                known = (
+                    ", ".join(self.storage_backends.names())
+                    or "none (is the storage plugin disabled?)"
+                )
+                raise StartupError(
+                    f"{self.config.source or 'config'}: storage.backend: no storage plugin "
+                    f"registered {name!r} (available: {known})"
+                )
+            factory = self.storage_backends.get(name)
+            try:
+                return factory(self.config.storage.url, self.workspace)
+            except (StartupError, StorageError):
+                raise
+            except Exception as err:
+                raise StorageError(
+                    f"cannot open storage {self.config.storage.url!r}: {err}"
+                ) from err
+
+    @cached_property
+    def catalog(self) -> ToolCatalog:
+        """Every tool registered by plugins."""
+        from oryxos.catalog import ToolCatalog
+
+        catalog = ToolCatalog()
+        return self._collect("oryxos_register_tools", catalog, catalog=catalog)
+
+    @cached_property
+    def providers(self) -> Registry[Any]:
+        registry: Registry[Any] = Registry("provider")
+        return self._collect("oryxos_register_providers", registry, register=registry)
+
+    @cached_property
+    def memory_backends(self) -> Registry[Any]:
+        registry: Registry[Any] = Registry("memory backend")
+        return self._collect("oryxos_register_memory", registry, register=registry)
+
+    @cached_property
+    def channels(self) -> Registry[Any]:
+        registry: Registry[Any] = Registry("channel")
+        return self._collect("oryxos_register_channels", registry, register=registry)
+
+    @cached_property
+    def notify_adapters(self) -> Registry[Any]:
+        registry: Registry[Any] = Registry("notify channel type")
+        self.pm.call_each("oryxos_register_notify_adapters", registry, register=registry)
+        return registry
+
+    # Lifecycle ------------------------------------------------------------------------------
+
+    def startup(self) -> None:
+        """Tell plugins the runtime is about to serve (once)."""
+        with self._lock:
+            if not self._started:
+                self._started = True
+                self.pm.hook.oryxos_startup(runtime=self)
+
+    def close(self) -> None:
+        """Tell plugins to stop and close the database; safe to call twice."""
+        with self._lock:
+            if self._started:
+                self._started = False
+                self.pm.hook.oryxos_shutdown(runtime=self)
+            storage = self.__dict__.pop("storage", None)
+            if storage is not None:
+                storage.close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def disabled_plugins_for(workspace: Workspace) -> list[str]:
+    """``plugins.disabled`` of a workspace, read without failing (see prescan)."""
+    return prescan_disabled_plugins(workspace.config_file)

@@ -1,0 +1,85 @@
+"""Locating and describing the workspace: the ``.oryxos/`` directory of a project.
+
+The workspace is ``.oryxos/`` in the current directory, or the one named by ``--workspace`` /
+``ORYXOS_WORKSPACE``. Either may name the project directory that holds ``.oryxos/`` or the
+``.oryxos/`` directory itself.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from oryxos.errors import WorkspaceError
+
+STATE_DIRNAME = ".oryxos"
+ENV_WORKSPACE = "ORYXOS_WORKSPACE"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Paths of one workspace. Cheap to build; touches the disk only when asked."""
+
+    path: Path  # the .oryxos directory
+
+    @property
+    def project_dir(self) -> Path:
+        """The directory that holds ``.oryxos/``; relative paths in config are relative to it."""
+        return self.path.parent
+
+    @property
+    def config_file(self) -> Path:
+        return self.path / "config.yaml"
+
+    @property
+    def agents_dir(self) -> Path:
+        return self.path / "agents"
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.path / "skills"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.path / "memory"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.path / "logs"
+
+    @property
+    def mcp_servers_file(self) -> Path:
+        return self.path / "mcp_servers.yaml"
+
+    def exists(self) -> bool:
+        return self.path.is_dir()
+
+    def resolve(self, value: str | os.PathLike[str]) -> Path:
+        """A path from config: ``~`` expanded, relative ones taken from the project directory."""
+        path = Path(os.path.expanduser(os.fspath(value)))
+        return path if path.is_absolute() else self.project_dir / path
+
+    def require(self) -> Workspace:
+        """This workspace, or a WorkspaceError that says how to create one."""
+        if not self.exists():
+            raise WorkspaceError(
+                f"no OryxOS workspace at {self.path}; run 'oryxos init' there, "
+                f"or point --workspace / {ENV_WORKSPACE} at an existing one"
+            )
+        return self
+
+
+def locate(option: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Workspace:
+    """The workspace named by ``--workspace``, else ``ORYXOS_WORKSPACE``, else ``./.oryxos``."""
+    chosen = option if option not in (None, "") else os.environ.get(ENV_WORKSPACE) or None
+    base = Path(cwd or Path.cwd())
+    if chosen is None:
+        return Workspace((base / STATE_DIRNAME).absolute())
+    path = Path(os.path.expanduser(os.fspath(chosen)))
+    if not path.is_absolute():
+        path = base / path
+    path = Path(os.path.abspath(path))
+    if path.name == STATE_DIRNAME or (path / "config.yaml").is_file():
+        return Workspace(path)
+    return Workspace(path / STATE_DIRNAME)
