@@ -18,6 +18,7 @@ from oryxos.workspace import Workspace
 
 if TYPE_CHECKING:
     from oryxos.catalog import ToolCatalog
+    from oryxos.memory import Memory
     from oryxos.plugins import PluginManager
     from oryxos.storage import Storage
 
@@ -95,6 +96,14 @@ class Runtime:
     def memory_backends(self) -> Registry[Any]:
         registry: Registry[Any] = Registry("memory backend")
         return self._collect("oryxos_register_memory", registry, register=registry)
+
+    @cached_property
+    def memory(self) -> Memory | None:
+        """The configured long-term memory, or None when no plugin provides it."""
+        name = self.config.memory.backend
+        if name not in self.memory_backends:
+            return None
+        return self.memory_backends.get(name)(self)
 
     @cached_property
     def channels(self) -> Registry[Any]:
