@@ -1,0 +1,1 @@
+"""Built-in HTTP tools (placeholder while the tools are written)."""
