@@ -6,8 +6,9 @@ each hop's URL passes ``runtime.sandbox.check_url`` and each hop's host, once re
 whitelisted name, unless ``sandbox.http.allow_link_local``). Bodies are streamed and reading
 stops at the cap, so a huge response costs at most the cap in memory.
 
-Environment proxies are ignored (``trust_env=False``): the address check is only meaningful
-when the connection goes where the name resolved.
+The connection goes to the address that was checked (see :func:`_pinned`), so a DNS answer
+that changes in between cannot send it elsewhere. Environment proxies are ignored
+(``trust_env=False``) for the same reason.
 """
 
 from __future__ import annotations
@@ -93,12 +94,22 @@ def _looks_like_text(data: bytes) -> bool:
     return True
 
 
-def check_hop(runtime: Runtime, url: str) -> str:
+@dataclass(frozen=True)
+class Hop:
+    """One checked request target: the URL as named, and the address it must connect to."""
+
+    url: str
+    host: str
+    address: str | None  # None when the URL names an IP address itself
+
+
+def check_hop(runtime: Runtime, url: str) -> Hop:
     """Refuse ``url`` unless the sandbox allows it (http(s), whitelisted host) and every
-    address its host resolves to is allowed; return the normalised URL to request.
-    Raises SandboxViolation or HttpToolError."""
+    address its host resolves to is allowed. Raises SandboxViolation or HttpToolError."""
     sandbox = runtime.sandbox
     checked = sandbox.check_url(url)
+    if checked.is_ip:  # check_url has checked the address itself
+        return Hop(checked.url, checked.host, None)
     port = checked.port or (443 if checked.scheme == "https" else 80)
     try:
         infos = socket.getaddrinfo(checked.host, port, type=socket.SOCK_STREAM)
@@ -108,7 +119,21 @@ def check_hop(runtime: Runtime, url: str) -> str:
         ) from None
     for info in infos:
         sandbox.check_address(info[4][0])
-    return checked.url
+    return Hop(checked.url, checked.host, str(infos[0][4][0]))
+
+
+def _pinned(hop: Hop) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """``(url, headers, extensions)`` that connect to the checked address, not to whatever
+    the name resolves to a moment later (DNS rebinding): the URL names the IP, the Host header
+    and the TLS server name (SNI, also used to verify the certificate) name the host."""
+    import httpx
+
+    if hop.address is None:
+        return hop.url, {}, {}
+    parsed = httpx.URL(hop.url)
+    pinned = str(parsed.copy_with(host=hop.address))
+    extensions = {"sni_hostname": hop.host} if parsed.scheme == "https" else {}
+    return pinned, {"host": parsed.netloc.decode("ascii")}, extensions
 
 
 def fetch(
@@ -140,19 +165,32 @@ def fetch(
     method = method.upper()
     try:
         with httpx.Client(
-            follow_redirects=False, timeout=limits.timeout_seconds, trust_env=False
+            follow_redirects=False,
+            timeout=limits.timeout_seconds,
+            trust_env=False,
+            # no connection reuse: a pooled TLS connection to an IP could carry a request
+            # meant for another name on the same IP
+            limits=httpx.Limits(max_keepalive_connections=0),
         ) as client:
             while True:
-                url = check_hop(runtime, url)
-                request = client.build_request(method, url, headers=send_headers, content=content)
+                hop = check_hop(runtime, url)
+                url = hop.url
+                target_url, pin_headers, extensions = _pinned(hop)
+                request = client.build_request(
+                    method,
+                    target_url,
+                    headers={**send_headers, **pin_headers},
+                    content=content,
+                    extensions=extensions,
+                )
                 response = client.send(request, stream=True)
                 try:
-                    target = _redirect_target(response)
+                    target = _redirect_target(response, url)
                     if target is None:
                         fetched = Fetched(
                             status=response.status_code,
                             reason=response.reason_phrase,
-                            url=str(response.url),
+                            url=url,
                             headers={k.lower(): v for k, v in response.headers.items()},
                             redirects=redirects,
                         )
@@ -168,7 +206,7 @@ def fetch(
                 if status == 303 or (status in (301, 302) and method == "POST"):
                     method, content = "GET", None  # what browsers do
                     send_headers.pop("content-type", None)
-                if _origin(target) != _origin(str(response.url)):
+                if _origin(target) != _origin(url):
                     for name in CREDENTIAL_HEADERS:
                         send_headers.pop(name, None)
                 redirects.append(target)
@@ -183,12 +221,14 @@ def fetch(
         ) from None
 
 
-def _redirect_target(response: Any) -> str | None:
-    """The absolute URL a 3xx response points to, or None when it is not a redirect."""
+def _redirect_target(response: Any, url: str) -> str | None:
+    """The absolute URL a 3xx response to ``url`` points to, or None if it is no redirect."""
+    import httpx
+
     location = response.headers.get("location")
     if not (response.is_redirect and location):
         return None
-    return str(response.url.join(location))
+    return str(httpx.URL(url).join(location))
 
 
 def _origin(url: str) -> tuple[str, str]:
