@@ -211,7 +211,9 @@ def parse_agent(text: str, filename: str, directory_name: str) -> tuple[AgentFro
     return front, doc.body
 
 
-def derive_profile(agent_dir: Path, *, skills_dir: Path | None = None) -> Profile:
+def derive_profile(
+    agent_dir: Path, *, skills_dir: Path | None = None, warn: bool = True
+) -> Profile:
     """Read ``agent_dir/AGENT.md`` and its skill links into a Profile.
 
     A bad AGENT.md raises FileProblemError (file, key, line); faulty skill links do not raise —
@@ -233,6 +235,7 @@ def derive_profile(agent_dir: Path, *, skills_dir: Path | None = None) -> Profil
         workspace_dir=skills_dir.parent,
         instructions=body,
         agent_file=path,
+        warn=warn,
     )
     return Profile(
         name=front.name,
@@ -254,8 +257,9 @@ class AgentLoader:
     """Finds and loads the agents of one workspace. Reads the disk on every call, so edits to
     AGENT.md and skill links apply to the next turn without a restart."""
 
-    def __init__(self, workspace: Workspace):
+    def __init__(self, workspace: Workspace, *, warn: bool = True):
         self.workspace = workspace
+        self.warn = warn  # log faulty skill bindings (off for commands that print them)
 
     def names(self) -> list[str]:
         """Directory names under ``agents/``, sorted (valid agents or not)."""
@@ -281,7 +285,7 @@ class AgentLoader:
             raise NotFoundError(
                 f"no agent {name!r} in {self.workspace.agents_dir} (agents: {known})"
             )
-        return derive_profile(directory, skills_dir=self.workspace.skills_dir)
+        return derive_profile(directory, skills_dir=self.workspace.skills_dir, warn=self.warn)
 
     def list(self) -> tuple[list[Profile], list[Problem]]:
         """Every valid agent, and the problems of the others (which do not stop the rest)."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -389,11 +390,14 @@ def inspect_bindings(
     workspace_dir: Path | None = None,
     instructions: str = "",
     agent_file: Path | None = None,
+    warn: bool = True,
 ) -> list[SkillBinding]:
     """Every binding of one agent, valid and faulty, sorted by name; never raises.
 
     Reads only this agent's ``skills/`` entries, the targets they reach, and the names of the
-    library's folders (for stale references) — never another agent's files.
+    library's folders (for stale references) — never another agent's files. Each fault is
+    logged as a warning once per process (``warn=False``: not at all, for commands that print
+    the faults themselves), so a long-running server does not repeat it on every turn.
     """
     workspace_dir = workspace_dir or skills_dir.parent
     links_dir = agent_dir / "skills"
@@ -436,9 +440,22 @@ def inspect_bindings(
                 )
             )
     for binding in bindings:
-        if not binding.ok:
-            log.warning("agent %s: skill binding skipped: %s", agent_dir.name, binding.problem())
+        if warn and not binding.ok:
+            _warn_once(agent_dir.name, binding)
     return sorted(bindings, key=lambda b: (b.name, b.state.value))
+
+
+_warned: set[tuple[str, str, str]] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(agent: str, binding: SkillBinding) -> None:
+    key = (str(binding.path), binding.state.value, binding.message)
+    with _warned_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    log.warning("agent %s: skill binding skipped: %s", agent, binding.problem())
 
 
 def agents_linking(agents_dir: Path, skill_dir: Path) -> list[str]:
