@@ -402,8 +402,19 @@ def inspect_bindings(
     workspace_dir = workspace_dir or skills_dir.parent
     links_dir = agent_dir / "skills"
     bindings: list[SkillBinding] = []
+    if links_dir.is_symlink():  # never list (or bind) whatever folder it points to
+        bindings.append(
+            SkillBinding(
+                "skills",
+                BindingState.ESCAPED,
+                links_dir,
+                os.readlink(links_dir),
+                message="the agent's skills/ is itself a symlink; it must be a real folder "
+                "holding one relative link per skill",
+            )
+        )
     try:
-        entries = sorted(os.listdir(links_dir))
+        entries = [] if bindings else sorted(os.listdir(links_dir))
     except FileNotFoundError:
         entries = []
     except OSError as err:

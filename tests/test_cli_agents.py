@@ -193,6 +193,17 @@ def test_link_refusals(demo):
     assert "not a symlink" in run(demo, "skill", "unlink", "copy", "weather", code=2).output
 
 
+def test_link_never_writes_through_a_symlinked_skills_folder(demo, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    links = demo.workspace.agents_dir / "weather" / "skills"
+    shutil.rmtree(links)
+    os.symlink(elsewhere, links)
+    result = run(demo, "skill", "link", "disk-triage", "weather", code=2)
+    assert "must be a real folder" in result.output
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_link_refuses_an_invalid_skill(demo):
     bad = demo.workspace.skills_dir / "bad"
     bad.mkdir()

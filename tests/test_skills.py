@@ -209,6 +209,15 @@ def test_a_plain_word_is_not_a_stale_reference(ws):
     assert "weather" not in states(ws, agent, "Talk about the weather politely.")
 
 
+def test_a_skills_folder_that_is_itself_a_link_is_never_listed(ws):
+    agent = make_agent(ws, "bot")
+    (agent / "skills").rmdir()
+    os.symlink("/etc", agent / "skills")
+    found = states(ws, agent)
+    assert list(found) == ["skills"]
+    assert found["skills"].state is BindingState.ESCAPED
+
+
 def test_faulty_bindings_never_reach_the_profile_roots(ws):
     make_skill(ws, "weather")
     agent = make_agent(ws, "bot")

@@ -151,6 +151,8 @@ def link_skill(state: CliState, name: str, agent: str) -> None:
     if not directory.is_dir():
         raise NotFoundError(f"no agent {agent!r} in {workspace.agents_dir}")
     link = directory / "skills" / name
+    if link.parent.is_symlink() or (link.parent.exists() and not link.parent.is_dir()):
+        raise ConflictError(f"{link.parent} must be a real folder (it is a symlink or a file)")
     if os.path.lexists(link):
         existing = inspect_link(link, workspace.skills_dir, workspace.path)
         if existing.ok and existing.skill and existing.skill.directory == found.directory:
