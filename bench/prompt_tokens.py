@@ -212,9 +212,11 @@ BODY = """Help the operators of this workspace's servers.
 
 def build_workspace(root: Path) -> Any:
     """A workspace made by 'oryxos init' plus the bench agent and its 10 linked skills."""
-    from oryxos.testing import make_workspace
+    from oryxos.commands.init import create_workspace
+    from oryxos.workspace import Workspace
 
-    ws = make_workspace(root)
+    ws = Workspace(root / ".oryxos")
+    create_workspace(ws.path)
     agent = ws.agents_dir / "bench"
     (agent / "skills").mkdir(parents=True)
     names = "".join(f"  - {fn.__name__}\n" for fn in SYNTHETIC)
