@@ -169,3 +169,13 @@ def test_bootstrap_skips_missing_and_escaping_files(ws, tmp_path):
 
 def test_prompt_dataclass_system_property():
     assert Prompt([]).system == ""
+
+
+def test_identity_without_agent_name_or_body_uses_the_description(ws, oryxos_make_pm):
+    folder = ws.agents_dir / "plain"
+    folder.mkdir()
+    (folder / "AGENT.md").write_text("---\nname: plain\ndescription: Sorts tickets.\n---\n")
+    runtime = runtime_for(ws, oryxos_make_pm)
+    system = PromptBuilder(runtime).build(runtime.agents.load("plain"), [], []).system
+    assert system.startswith('You are the OryxOS agent "plain". Sorts tickets.')
+    assert "## Skills" not in system

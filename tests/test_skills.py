@@ -261,3 +261,13 @@ def test_agents_linking_uses_real_paths(ws):
     link(a, "weather", "../../../skills/weather")
     link(b, "w", "../../../skills/weather")
     assert agents_linking(ws.agents_dir, ws.skills_dir / "weather") == ["a", "b"]
+
+
+def test_library_refuses_a_skill_folder_that_links_outside(ws, tmp_path):
+    outside = tmp_path / "outside-skill"
+    outside.mkdir()
+    (outside / "SKILL.md").write_text("---\nname: ext\ndescription: x\n---\n")
+    os.symlink(outside, ws.skills_dir / "ext")
+    skills, problems = SkillLibrary(ws.skills_dir).list()
+    assert skills == []
+    assert "outside" in str(problems[0]) and "ext" in problems[0].file
