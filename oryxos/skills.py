@@ -279,25 +279,27 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _walk_chain(link: str, fence: str) -> tuple[str | None, str]:
+def _walk_chain(link: str, fence: str) -> tuple[str | None, BindingState, str]:
     """Follow a chain of symlinks hop by hop.
 
-    Returns ``(None, reason)`` for an absolute hop, a hop that leaves ``fence`` (the real path
-    of the workspace) or a loop, else ``(final real path, "")``.
+    Returns ``(None, ESCAPED, reason)`` for an absolute hop or a hop that leaves ``fence`` (the
+    real path of the workspace), ``(None, DANGLING, reason)`` for a loop, else
+    ``(final real path, OK, "")``.
     """
     current = link
     for _ in range(MAX_LINK_HOPS):
         if not os.path.islink(current):
-            return os.path.realpath(current), ""
+            return os.path.realpath(current), BindingState.OK, ""
         text = os.readlink(current)
         if os.path.isabs(text):
             where = "" if current == link else f" (via {current})"
-            return None, f"absolute link to {text}{where}; only relative links are allowed"
+            reason = f"absolute link to {text}{where}; only relative links are allowed"
+            return None, BindingState.ESCAPED, reason
         parent = os.path.realpath(os.path.dirname(current))
         current = os.path.normpath(os.path.join(parent, text))
         if not _inside(current, fence):
-            return None, f"the link chain leaves the workspace at {current}"
-    return None, "too many levels of symbolic links (a loop?)"
+            return None, BindingState.ESCAPED, f"the link chain leaves the workspace at {current}"
+    return None, BindingState.DANGLING, "too many levels of symbolic links (a loop?)"
 
 
 def inspect_link(entry: Path, skills_dir: Path, workspace_dir: Path) -> SkillBinding:
@@ -314,9 +316,8 @@ def inspect_link(entry: Path, skills_dir: Path, workspace_dir: Path) -> SkillBin
         )
     target = os.readlink(entry)
     skills_real = os.path.realpath(skills_dir)
-    final, reason = _walk_chain(str(entry), os.path.realpath(workspace_dir))
+    final, state, reason = _walk_chain(str(entry), os.path.realpath(workspace_dir))
     if final is None:
-        state = BindingState.DANGLING if "loop" in reason else BindingState.ESCAPED
         return SkillBinding(name, state, entry, target, message=reason)
     if not _inside(final, skills_real):
         return SkillBinding(
@@ -326,7 +327,7 @@ def inspect_link(entry: Path, skills_dir: Path, workspace_dir: Path) -> SkillBin
             target,
             message=f"resolves to {final}, outside {skills_real}",
         )
-    if not os.path.lexists(final) or not os.path.exists(final):
+    if not os.path.exists(final):
         return SkillBinding(
             name, BindingState.DANGLING, entry, target, message=f"target {final} does not exist"
         )
