@@ -257,7 +257,15 @@ class MarkdownMemory:
             block = f"[{newest.saved_at}] {newest.text}"
             return block[: max(0, max_chars - 1)] + "…"
         omitted = len(entries) - len(blocks)
-        note = f"({omitted} older memory entries not shown)"
-        if omitted and used + len(note) + 1 <= max_chars:
-            blocks.append(note)
+        # Say that older entries exist; make room for the note by dropping the oldest kept
+        # entries if needed (the newest one stays).
+        while omitted:
+            note = f"({omitted} older memory entries not shown)"
+            if used + len(note) + 1 <= max_chars:
+                blocks.append(note)
+                break
+            if len(blocks) == 1:
+                break
+            used -= len(blocks.pop()) + 1
+            omitted += 1
         return "\n".join(reversed(blocks))

@@ -94,3 +94,20 @@ def test_cli_clear_asks_and_keeps_a_backup(oryxos_cli):
     result = oryxos_cli.invoke(["memory", "clear", "--yes"])
     assert result.exit_code == 0 and memory.entries() == []
     assert len(list(memory.directory.glob("MEMORY.md.bak-*"))) == 2
+
+
+def test_prompt_builder_gets_the_newest_entries_within_the_limit(oryxos_runtime):
+    from oryxos.prompt import PromptBuilder
+
+    folder = oryxos_runtime.workspace.agents_dir / "helper"
+    folder.mkdir(parents=True)
+    (folder / "AGENT.md").write_text("---\nname: helper\ndescription: Helps.\n---\nHelp.\n")
+    memory = oryxos_runtime.memory
+    for n in range(200):
+        memory.save(f"fact {n:03d}: " + "z" * 40)
+    system = PromptBuilder(oryxos_runtime).build(oryxos_runtime.agents.load("helper"), [], [])
+    section = system.system.split("## Long-term memory\n", 1)[1]
+    assert len(section) <= 4000
+    assert section.rstrip().endswith("fact 199: " + "z" * 40)
+    assert "fact 000" not in section
+    assert section.startswith("(") and "older memory entries not shown" in section
