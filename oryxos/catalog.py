@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oryxos.errors import NotFoundError, StartupError
@@ -42,6 +43,9 @@ class ToolContext:
     runtime: Runtime | None = None
     factories: dict[str, Callable[[ToolContext], Tool]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Extra read-only roots for file tools (the agent's bound skill folders), on top of the
+    #: sandbox's file whitelist.
+    extra_read_roots: tuple[Path, ...] = ()
     _predicates: dict[str, Callable[[ToolContext], bool]] = field(default_factory=dict, repr=False)
     _memo: dict[str, bool] = field(default_factory=dict, repr=False)
 

@@ -75,6 +75,10 @@ class Tool(ABC):
     name: str = ""
     description: str = ""
     input_schema: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
+    #: Arguments the executor checks against the sandbox before the tool runs: argument name →
+    #: ``"file"`` (read), ``"file_write"``, ``"shell"`` or ``"http"``. The tool receives the
+    #: checked value (a file argument becomes its real path; a URL its normalised form).
+    sandbox_args: dict[str, str] = {}  # noqa: RUF012
 
     @abstractmethod
     def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
