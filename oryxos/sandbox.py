@@ -260,6 +260,12 @@ class SandboxChecker:
             roots += [self._real(root) for root in getattr(ctx, "extra_read_roots", ())]
         return roots
 
+    def protected_paths(self, *, write: bool = False) -> set[Path]:
+        """Real paths no tool may use (for writes: also the files that configure the sandbox);
+        for tools that walk directories, which check each file without asking per file."""
+        database, config_files = self._protected()
+        return database | config_files if write else database
+
     def _protected(self) -> tuple[set[Path], set[Path]]:
         """(never read or written, never written) real paths."""
         database: set[Path] = set()

@@ -1,0 +1,457 @@
+"""The file tools. Each is a small :class:`~oryxos.tools.Tool` with an explicit schema.
+
+Expected problems (a missing file, a directory where a file was wanted, an edit snippet that
+is not unique) are retryable ToolResults with a message the model can act on; sandbox refusals
+are raised as :class:`~oryxos.sandbox.SandboxViolation` and become non-retryable results.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from oryxos.catalog import ToolContext
+from oryxos.errors import OryxError
+from oryxos.tools import Tool, ToolResult
+
+BINARY_PROBE_BYTES = 8192
+DEFAULT_READ_LINES = 2000
+MAX_LIST_ENTRIES = 1000
+MAX_LINE_CHARS = 500
+
+
+def _string(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+def _schema(required: list[str], **properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+PATH = _string("file path; relative paths start at the project directory")
+
+
+def checked(ctx: ToolContext, value: str, *, write: bool = False) -> Path:
+    """The real path of ``value`` if the sandbox allows it (SandboxViolation otherwise)."""
+    runtime = getattr(ctx, "runtime", None)
+    if runtime is None:
+        raise OryxError("file tools run only through a runtime (they need its sandbox)")
+    return runtime.sandbox.check_path(value, write=write, ctx=ctx)
+
+
+def is_binary(data: bytes) -> bool:
+    """Heuristic used by git and grep: a NUL byte in the first block means binary."""
+    return b"\x00" in data[:BINARY_PROBE_BYTES]
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same directory and rename it over ``path``, so a
+    reader never sees a half-written file; an existing file keeps its permissions."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _missing(path: Path) -> ToolResult:
+    return ToolResult.fail(f"{path} does not exist", retryable=True)
+
+
+def _read_text(path: Path) -> str | ToolResult:
+    if not path.exists():
+        return _missing(path)
+    if path.is_dir():
+        return ToolResult.fail(f"{path} is a directory; use list_dir", retryable=True)
+    data = path.read_bytes()
+    if is_binary(data):
+        return ToolResult.fail(f"{path} is a binary file ({len(data)} bytes)", retryable=True)
+    return data.decode("utf-8", errors="replace")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------
+
+
+class ReadFile(Tool):
+    name = "read_file"
+    description = (
+        "Read a text file. Large files: pass offset (first line, from 1) and limit (lines). "
+        "Binary files are refused."
+    )
+    input_schema = _schema(
+        ["path"],
+        path=PATH,
+        offset={"type": "integer", "minimum": 1, "description": "first line to read (from 1)"},
+        limit={"type": "integer", "minimum": 1, "description": "number of lines to read"},
+    )
+    sandbox_args = {"path": "file"}  # noqa: RUF012
+
+    def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = checked(ctx, input["path"])
+        text = _read_text(path)
+        if isinstance(text, ToolResult):
+            return text
+        lines = text.splitlines(keepends=True)
+        offset = input.get("offset", 1)
+        limit = input.get("limit", DEFAULT_READ_LINES)
+        if lines and offset > len(lines):
+            return ToolResult.fail(
+                f"offset {offset} is past the end of {path} ({len(lines)} lines)", retryable=True
+            )
+        chosen = lines[offset - 1 : offset - 1 + limit]
+        content = "".join(chosen)
+        last = offset - 1 + len(chosen)
+        if offset > 1 or last < len(lines):
+            more = f"; pass offset={last + 1} to read on" if last < len(lines) else ""
+            content += f"\n[lines {offset}-{last} of {len(lines)}{more}]"
+        return ToolResult.ok(content)
+
+
+class ListDir(Tool):
+    name = "list_dir"
+    description = (
+        "List a directory: one entry per line, directories end with '/', files show sizes."
+    )
+    input_schema = _schema([], path=_string("directory; default: the project directory"))
+    sandbox_args = {"path": "file"}  # noqa: RUF012
+
+    def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = checked(ctx, input.get("path") or ".")
+        if not path.exists():
+            return _missing(path)
+        if not path.is_dir():
+            return ToolResult.fail(f"{path} is not a directory", retryable=True)
+        entries = sorted(path.iterdir(), key=lambda p: p.name)
+        lines = []
+        for entry in entries[:MAX_LIST_ENTRIES]:
+            if entry.is_symlink():
+                lines.append(f"{entry.name} -> {os.readlink(entry)}")
+            elif entry.is_dir():
+                lines.append(f"{entry.name}/")
+            else:
+                lines.append(f"{entry.name}  {entry.stat().st_size} bytes")
+        if len(entries) > MAX_LIST_ENTRIES:
+            lines.append(f"[{len(entries) - MAX_LIST_ENTRIES} more entries not shown]")
+        return ToolResult.ok("\n".join(lines) if lines else f"{path} is empty")
+
+
+def _relative_pattern(pattern: str, what: str) -> str | None:
+    """An error message if a pattern could leave the directory it is applied to."""
+    if pattern.startswith(("/", "~")) or ".." in Path(pattern).parts or "\x00" in pattern:
+        return f"{what} must be relative to 'path' and may not contain '..'"
+    return None
+
+
+class Glob(Tool):
+    name = "glob"
+    description = (
+        "Find files by a glob pattern such as '**/*.py' under a directory; "
+        "paths are listed relative to it."
+    )
+    input_schema = _schema(
+        ["pattern"],
+        pattern=_string("glob pattern relative to path; '**' matches any depth"),
+        path=_string("directory to search; default: the project directory"),
+        max_results={"type": "integer", "minimum": 1, "maximum": 10000, "default": 500},
+    )
+    sandbox_args = {"path": "file"}  # noqa: RUF012
+
+    def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        pattern = input["pattern"]
+        problem = _relative_pattern(pattern, "the pattern")
+        if problem:
+            return ToolResult.fail(problem, retryable=True)
+        root = checked(ctx, input.get("path") or ".")
+        if not root.is_dir():
+            return ToolResult.fail(f"{root} is not a directory", retryable=True)
+        limit = input.get("max_results", 500)
+        fence = _Fence(ctx)
+        found: list[str] = []
+        skipped = 0
+        for match in sorted(root.glob(pattern)):
+            if not fence.allows(match):
+                skipped += 1
+                continue
+            found.append(str(match.relative_to(root)) + ("/" if match.is_dir() else ""))
+            if len(found) >= limit:
+                found.append(f"[stopped at {limit} results]")
+                break
+        if skipped:
+            found.append(f"[{skipped} matches outside the sandbox not shown]")
+        return ToolResult.ok("\n".join(found) if found else "no matches")
+
+
+class _Fence:
+    """The sandbox's read rule for many files at once (one whitelist look-up, not one per
+    file): a found file is usable when its real path is inside an allowed root and is not
+    protected. Symlinks and symlinked directories met while walking are caught here."""
+
+    def __init__(self, ctx: ToolContext):
+        sandbox = ctx.runtime.sandbox  # type: ignore[union-attr]
+        self.roots = sandbox.file_roots(ctx=ctx)
+        self.protected = sandbox.protected_paths()
+
+    def allows(self, path: Path) -> bool:
+        real = Path(os.path.realpath(path))
+        return real not in self.protected and any(real.is_relative_to(r) for r in self.roots)
+
+
+class Grep(Tool):
+    name = "grep"
+    description = (
+        "Search file contents with a regular expression (Python syntax). Prints "
+        "'file:line: text' for each match, up to max_results."
+    )
+    input_schema = _schema(
+        ["pattern"],
+        pattern=_string("regular expression"),
+        path=_string("file or directory to search; default: the project directory"),
+        include=_string("only files whose name matches this glob, e.g. '*.py'"),
+        ignore_case={"type": "boolean", "default": False},
+        max_results={"type": "integer", "minimum": 1, "maximum": 10000, "default": 200},
+    )
+    sandbox_args = {"path": "file"}  # noqa: RUF012
+
+    def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            regex = re.compile(input["pattern"], re.IGNORECASE if input.get("ignore_case") else 0)
+        except re.error as err:
+            return ToolResult.fail(f"invalid regular expression: {err}", retryable=True)
+        root = checked(ctx, input.get("path") or ".")
+        if not root.exists():
+            return _missing(root)
+        limit = input.get("max_results", 200)
+        include = input.get("include")
+        fence = _Fence(ctx)
+        base = root if root.is_dir() else root.parent
+        matches: list[str] = []
+        for file in _walk(root):
+            if include and not file.match(include):
+                continue
+            if not fence.allows(file):
+                continue
+            if _search(file, regex, base, matches, limit):
+                matches.append(f"[stopped at {limit} matches]")
+                break
+        return ToolResult.ok("\n".join(matches) if matches else "no matches")
+
+
+def _walk(root: Path):
+    """Files under root (or root itself), without following directory symlinks; hidden
+    directories such as .git are skipped."""
+    if root.is_file():
+        yield root
+        return
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            yield Path(directory) / name
+
+
+def _search(file: Path, regex: re.Pattern[str], base: Path, out: list[str], limit: int) -> bool:
+    """Append matches of one file; True when the limit is reached."""
+    try:
+        data = file.read_bytes()
+    except OSError:
+        return False
+    if is_binary(data):
+        return False
+    shown = file.relative_to(base) if file.is_relative_to(base) else file
+    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        if regex.search(line):
+            out.append(f"{shown}:{number}: {line[:MAX_LINE_CHARS]}")
+            if len(out) >= limit:
+                return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------------
+
+
+class WriteFile(Tool):
+    name = "write_file"
+    description = "Create or overwrite a text file (atomically); missing directories are created."
+    input_schema = _schema(["path", "content"], path=PATH, content=_string("the whole new content"))
+    sandbox_args = {"path": "file_write"}  # noqa: RUF012
+
+    def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = checked(ctx, input["path"], write=True)
+        if path.is_dir():
+            return ToolResult.fail(f"{path} is a directory", retryable=True)
+        data = input["content"].encode("utf-8")
+        atomic_write(path, data)
+        return ToolResult.ok(f"wrote {len(data)} bytes to {path}")
+
+
+class EditFile(Tool):
+    name = "edit_file"
+    description = (
+        "Replace one snippet of a text file. old_text must occur exactly once; include enough "
+        "surrounding text to make it unique."
+    )
+    input_schema = _schema(
+        ["path", "old_text", "new_text"],
+        path=PATH,
+        old_text=_string("the exact text to replace (must occur exactly once)"),
+        new_text=_string("the replacement"),
+    )
+    sandbox_args = {"path": "file_write"}  # noqa: RUF012
+
+    def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = checked(ctx, input["path"], write=True)
+        text = _read_text(path)
+        if isinstance(text, ToolResult):
+            return text
+        old = input["old_text"]
+        if not old:
+            return ToolResult.fail("old_text may not be empty", retryable=True)
+        count = text.count(old)
+        if count != 1:
+            detail = "does not occur" if count == 0 else f"occurs {count} times"
+            hint = "" if count == 0 else "; include more surrounding text to make it unique"
+            return ToolResult.fail(f"old_text {detail} in {path}{hint}", retryable=True)
+        atomic_write(path, text.replace(old, input["new_text"], 1).encode("utf-8"))
+        return ToolResult.ok(f"edited {path}")
+
+
+class AppendFile(Tool):
+    name = "append_file"
+    description = "Append text to the end of a file (created if missing)."
+    input_schema = _schema(["path", "content"], path=PATH, content=_string("text to append"))
+    sandbox_args = {"path": "file_write"}  # noqa: RUF012
+
+    def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = checked(ctx, input["path"], write=True)
+        if path.is_dir():
+            return ToolResult.fail(f"{path} is a directory", retryable=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = input["content"].encode("utf-8")
+        with open(path, "ab") as handle:
+            handle.write(data)
+        return ToolResult.ok(f"appended {len(data)} bytes to {path}")
+
+
+class MakeDir(Tool):
+    name = "make_dir"
+    description = "Create a directory and any missing parents (no error if it exists)."
+    input_schema = _schema(["path"], path=PATH)
+    sandbox_args = {"path": "file_write"}  # noqa: RUF012
+
+    def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = checked(ctx, input["path"], write=True)
+        if path.exists() and not path.is_dir():
+            return ToolResult.fail(f"{path} exists and is not a directory", retryable=True)
+        path.mkdir(parents=True, exist_ok=True)
+        return ToolResult.ok(f"directory {path} exists")
+
+
+_TRANSFER_SCHEMA = _schema(
+    ["source", "destination"],
+    source=_string("the file to take"),
+    destination=_string("the new path (not an existing directory)"),
+    overwrite={"type": "boolean", "default": False, "description": "replace an existing file"},
+)
+
+
+def _transfer_target(source: Path, destination: Path, overwrite: bool) -> ToolResult | None:
+    if not source.exists():
+        return _missing(source)
+    if destination.is_dir():
+        return ToolResult.fail(
+            f"{destination} is a directory; give the full new path", retryable=True
+        )
+    if destination.exists() and not overwrite:
+        return ToolResult.fail(
+            f"{destination} exists; pass overwrite=true to replace it", retryable=True
+        )
+    return None
+
+
+class MoveFile(Tool):
+    name = "move_file"
+    description = "Move or rename a file or directory. Both paths must be inside the sandbox."
+    input_schema = _TRANSFER_SCHEMA
+    sandbox_args = {"source": "file_write", "destination": "file_write"}  # noqa: RUF012
+
+    def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        source = checked(ctx, input["source"], write=True)
+        destination = checked(ctx, input["destination"], write=True)
+        problem = _transfer_target(source, destination, input.get("overwrite", False))
+        if problem:
+            return problem
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(source, destination)
+        return ToolResult.ok(f"moved {source} to {destination}")
+
+
+class CopyFile(Tool):
+    name = "copy_file"
+    description = "Copy a file (not a directory). Both paths must be inside the sandbox."
+    input_schema = _TRANSFER_SCHEMA
+    sandbox_args = {"source": "file", "destination": "file_write"}  # noqa: RUF012
+
+    def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        source = checked(ctx, input["source"])
+        destination = checked(ctx, input["destination"], write=True)
+        problem = _transfer_target(source, destination, input.get("overwrite", False))
+        if problem:
+            return problem
+        if source.is_dir():
+            return ToolResult.fail(
+                f"{source} is a directory; copy_file copies files", retryable=True
+            )
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, destination)
+        return ToolResult.ok(f"copied {source} to {destination}")
+
+
+class DeleteFile(Tool):
+    name = "delete_file"
+    description = "Delete one file. Directories are refused."
+    input_schema = _schema(["path"], path=PATH)
+    sandbox_args = {"path": "file_write"}  # noqa: RUF012
+
+    def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = checked(ctx, input["path"], write=True)
+        if not path.exists():
+            return _missing(path)
+        if path.is_dir():
+            return ToolResult.fail(
+                f"{path} is a directory; delete_file deletes files only", retryable=True
+            )
+        path.unlink()
+        return ToolResult.ok(f"deleted {path}")
+
+
+READ_TOOLS: tuple[type[Tool], ...] = (ReadFile, ListDir, Glob, Grep)
+WRITE_TOOLS: tuple[type[Tool], ...] = (
+    WriteFile,
+    EditFile,
+    AppendFile,
+    MakeDir,
+    MoveFile,
+    CopyFile,
+    DeleteFile,
+)
