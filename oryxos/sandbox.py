@@ -160,15 +160,22 @@ def host_matches(host: str, is_ip: bool, pattern: str) -> bool:
     return host == pattern
 
 
-def _normalise_pattern(entry: str) -> str | None:
+def parse_host_pattern(entry: str) -> str:
+    """A ``sandbox.http`` entry normalised like hosts (``*.`` kept), or ValueError."""
     entry = entry.strip()
     wildcard = entry.startswith("*.")
+    host, is_ip = normalise_host(entry[2:] if wildcard else entry)
+    if wildcard and is_ip:
+        raise ValueError(f"a wildcard cannot apply to an IP address: {entry!r}")
+    return "*." + host if wildcard else host
+
+
+def _normalise_pattern(entry: str) -> str | None:
     try:
-        host, _ = normalise_host(entry[2:] if wildcard else entry)
+        return parse_host_pattern(entry)
     except ValueError:
         log.warning("ignoring sandbox.http entry %r: not a host name or *.domain", entry)
         return None
-    return "*." + host if wildcard else host
 
 
 # ---------------------------------------------------------------------------------------------
