@@ -177,3 +177,17 @@ def test_a_whitelist_change_in_another_process_applies_without_restart(oryxos_wo
         assert runtime.sandbox.check_url(url).host == "api.example.org"
     finally:
         runtime.close()
+
+
+DOCUMENTED_PLUGINS = ("files", "shell")  # other plugins' tools join as their sections land
+
+
+def test_every_file_and_shell_tool_has_a_section_in_docs_tools_md(oryxos_runtime):
+    docs = (Path(__file__).parents[1] / "docs" / "tools.md").read_text().splitlines()
+    tools = [e for e in oryxos_runtime.catalog.entries() if e.plugin in DOCUMENTED_PLUGINS]
+    assert len(tools) == 12
+    for entry in tools:
+        assert f"### {entry.name}" in docs, entry.name
+        start = docs.index(f"### {entry.name}")
+        section = " ".join(docs[start : start + 12])
+        assert "**Sandbox:**" in section, entry.name
