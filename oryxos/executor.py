@@ -33,19 +33,21 @@ SECRET_KEY = re.compile(
 REDACTED = "***"
 
 
-def redact(value: Any) -> Any:
-    """A copy of ``value`` with secret-looking keys' values (and known secrets) masked."""
+def redact(value: Any, max_chars: int | None = None) -> Any:
+    """A copy of ``value`` with secret-looking keys' values (and known secrets) masked, and
+    strings longer than ``max_chars`` cut (a 10 MB write_file must not make a 10 MB row)."""
     from oryxos.secrets import mask
 
     if isinstance(value, dict):
         return {
-            key: REDACTED if SECRET_KEY.search(str(key)) else redact(item)
+            key: REDACTED if SECRET_KEY.search(str(key)) else redact(item, max_chars)
             for key, item in value.items()
         }
     if isinstance(value, list | tuple):
-        return [redact(item) for item in value]
+        return [redact(item, max_chars) for item in value]
     if isinstance(value, str):
-        return mask(value)
+        text = mask(value)
+        return truncate_output(text, max_chars) if max_chars else text
     return value
 
 
@@ -162,7 +164,9 @@ class ToolExecutor:
 
         record = ToolInvocationRecord(
             tool_name=call.name,
-            input=redact(call.arguments) if isinstance(call.arguments, dict) else {},
+            input=redact(call.arguments, self.runtime.config.tools.output_max_bytes)
+            if isinstance(call.arguments, dict)
+            else {},
             success=result.success,
             result=redact(result.content) if result.success else None,
             error_message=redact(result.error_message) if result.error_message else None,

@@ -362,6 +362,11 @@ class SandboxChecker:
     def _check_simple_command(self, command: SimpleCommand, patterns: list[list[str]]) -> None:
         argv = command.argv
         program = argv[0]
+        if command.words[0].glob or command.words[0].tilde:
+            raise SandboxViolation(
+                RULE_SHELL_SYNTAX,
+                f"the program name may not be a pattern or start with '~': {program}",
+            )
         if "/" in program:
             given = self._real(program)
             executable = str(given) if os.access(given, os.X_OK) and given.is_file() else None

@@ -193,3 +193,12 @@ def test_eight_threads_calling_tools_at_once_lose_no_audit_row(env):
         rows = audit.tool_invocations(AuditQuery(session_id=f"thread-{index}", limit=100))
         assert rows.total == per_thread
         assert sum(r.success for r in rows.items) == per_thread // 3
+
+
+def test_long_arguments_are_cut_in_the_audit_row(env):
+    env.runtime.config.tools.output_max_bytes = 100
+    result = run(env, "login", {"user": "u" * 5000, "api_key": "k"}, case="long")
+    assert result.success
+    (row,) = env.audit_rows("long")
+    assert row.input["user"].startswith("u" * 100)
+    assert "[output truncated: 100 of 5000 bytes shown]" in row.input["user"]

@@ -59,6 +59,8 @@ SHELL_ATTACKS = [
     ("prefix-entry-other-subcommand", "git push"),
     ("here-document", "cat << EOF"),
     ("empty-line", "   "),
+    ("glob-as-program", "l? -la"),
+    ("tilde-program", "~/bin/ls"),
 ]
 HTTP_ATTACKS = [
     ("other-host", "http://evil.com/"),
@@ -102,6 +104,8 @@ RULES = {
             "assignment-prefix",
             "here-document",
             "empty-line",
+            "glob-as-program",
+            "tilde-program",
         ],
         "sandbox.shell.syntax",
     ),

@@ -22,6 +22,7 @@ BINARY_PROBE_BYTES = 8192
 DEFAULT_READ_LINES = 2000
 MAX_LIST_ENTRIES = 1000
 MAX_LINE_CHARS = 500
+MAX_GREP_FILE_BYTES = 20 * 1024 * 1024  # larger files are skipped by grep (logs, dumps)
 
 
 def _string(description: str) -> dict[str, Any]:
@@ -108,22 +109,31 @@ class ReadFile(Tool):
 
     def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = checked(ctx, input["path"])
-        text = _read_text(path)
-        if isinstance(text, ToolResult):
-            return text
-        lines = text.splitlines(keepends=True)
+        if not path.exists():
+            return _missing(path)
+        if path.is_dir():
+            return ToolResult.fail(f"{path} is a directory; use list_dir", retryable=True)
         offset = input.get("offset", 1)
         limit = input.get("limit", DEFAULT_READ_LINES)
-        if lines and offset > len(lines):
+        chosen: list[str] = []
+        total = 0
+        # Streamed, so that reading 20 lines of a 5 GB log costs 20 lines of memory.
+        with open(path, "rb") as handle:
+            if is_binary(handle.peek(BINARY_PROBE_BYTES)):
+                size = path.stat().st_size
+                return ToolResult.fail(f"{path} is a binary file ({size} bytes)", retryable=True)
+            for total, line in enumerate(handle, 1):
+                if offset <= total < offset + limit:
+                    chosen.append(line.decode("utf-8", errors="replace"))
+        if total and offset > total:
             return ToolResult.fail(
-                f"offset {offset} is past the end of {path} ({len(lines)} lines)", retryable=True
+                f"offset {offset} is past the end of {path} ({total} lines)", retryable=True
             )
-        chosen = lines[offset - 1 : offset - 1 + limit]
         content = "".join(chosen)
         last = offset - 1 + len(chosen)
-        if offset > 1 or last < len(lines):
-            more = f"; pass offset={last + 1} to read on" if last < len(lines) else ""
-            content += f"\n[lines {offset}-{last} of {len(lines)}{more}]"
+        if offset > 1 or last < total:
+            more = f"; pass offset={last + 1} to read on" if last < total else ""
+            content += f"\n[lines {offset}-{last} of {total}{more}]"
         return ToolResult.ok(content)
 
 
@@ -271,6 +281,8 @@ def _walk(root: Path):
 def _search(file: Path, regex: re.Pattern[str], base: Path, out: list[str], limit: int) -> bool:
     """Append matches of one file; True when the limit is reached."""
     try:
+        if file.stat().st_size > MAX_GREP_FILE_BYTES:
+            return False
         data = file.read_bytes()
     except OSError:
         return False

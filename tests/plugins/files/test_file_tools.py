@@ -44,6 +44,17 @@ def test_read_file_with_offset_and_limit(env):
     assert not past.success and past.retryable and "past the end" in past.error_message
 
 
+def test_read_file_streams_a_large_file_and_reads_an_empty_one(env):
+    path = env.root / "data" / "big.log"
+    with open(path, "w") as handle:
+        for n in range(1, 300_001):
+            handle.write(f"entry {n}\n")
+    tail = call(env, "read_file", path=str(path), offset=299_999)
+    assert tail.content == "entry 299999\nentry 300000\n\n[lines 299999-300000 of 300000]"
+    (env.root / "data" / "empty.txt").write_text("")
+    assert call(env, "read_file", path=str(env.root / "data" / "empty.txt")).content == ""
+
+
 def test_read_file_refuses_binary_directories_and_missing_files(env):
     (env.root / "data" / "blob.bin").write_bytes(b"\x89PNG\x00\x01")
     for path, expected in (
