@@ -79,6 +79,7 @@ METADATA_ADDRESSES = frozenset(
         ipaddress.ip_address("100.100.100.200"),  # Alibaba Cloud metadata
     }
 )
+_ASCII_LABEL = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?")
 _NUMERIC_IPV4_LABEL = re.compile(r"(0x[0-9a-f]*|[0-9]+)")
 _BAD_URL_CHARS = re.compile(r"[\x00-\x20\x7f\\]")
 
@@ -138,13 +139,15 @@ def normalise_host(host: str) -> tuple[str, bool]:
             raise ValueError(f"not a valid IPv4 address: {host!r}") from None
     if any(not label for label in labels):
         raise ValueError(f"empty label in host name {host!r}")
-    try:
-        import idna
+    if lowered.isascii():  # ASCII (punycode included) compares as is; '_' occurs in real names
+        if not all(_ASCII_LABEL.fullmatch(label) for label in labels):
+            raise ValueError(f"not a valid host name: {host!r}")
+        return lowered, False
+    import idna  # imported here: most commands never check a URL
 
+    try:
         ascii_host = idna.encode(lowered, uts46=True).decode("ascii")
-    except ImportError:  # pragma: no cover - idna comes with httpx
-        ascii_host = lowered.encode("idna").decode("ascii")
-    except Exception as err:
+    except idna.IDNAError as err:
         raise ValueError(f"not a valid host name {host!r}: {err}") from None
     return ascii_host.lower(), False
 

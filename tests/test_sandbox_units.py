@@ -20,13 +20,19 @@ from oryxos.workspace import Workspace
         ("017700000001", ("127.0.0.1", True)),
         ("[::1]", ("::1", True)),
         ("1e100.net", ("1e100.net", False)),
+        ("_dmarc.Example.com", ("_dmarc.example.com", False)),
+        ("xn--bcher-kva.example", ("xn--bcher-kva.example", False)),
+        ("faß.de", ("xn--fa-hia.de", False)),  # IDNA 2008: ß is kept, not mapped to "ss"
     ],
 )
 def test_normalise_host(host, expected):
     assert normalise_host(host) == expected
 
 
-@pytest.mark.parametrize("host", ["", ".", "a..b", "a%2eb", "u@h", "h:80", "999.1.1.1"])
+@pytest.mark.parametrize(
+    "host",
+    ["", ".", "a..b", "a%2eb", "u@h", "h:80", "999.1.1.1", "a b", "-x.com", "x/y", "é_\u00e0.com"],
+)
 def test_normalise_host_refuses_non_hosts(host):
     with pytest.raises(ValueError):
         normalise_host(host)
