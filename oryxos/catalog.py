@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oryxos.errors import NotFoundError, StartupError
-from oryxos.tools import Tool, as_tool
+from oryxos.tools import Tool, as_tool, sandbox_args_problem
 
 if TYPE_CHECKING:
     from oryxos.config import Config
@@ -147,6 +147,9 @@ class ToolCatalog:
                 built = as_tool(tool)
             except TypeError as err:
                 raise StartupError(f"plugin {plugin}: {err}") from err
+            problem = sandbox_args_problem(built)
+            if problem:
+                raise StartupError(f"plugin {plugin}: {problem}")
             name = built.name
             description = description or built.description
             builder = builder or (lambda ctx, _tool=built: _tool)
@@ -242,6 +245,9 @@ class ToolCatalog:
                 f"plugin {entry.plugin}: the builder of tool {name!r} returned "
                 f"{type(built).__name__}, not a Tool"
             )
+        problem = sandbox_args_problem(built)
+        if problem:
+            raise StartupError(f"plugin {entry.plugin}: {problem}")
         return built
 
     def build_tools(self, wanted: Iterable[str], ctx: ToolContext) -> list[Tool]:

@@ -3,6 +3,8 @@ schema, per-caller factories, and duplicate names."""
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any
 
 import pytest
@@ -125,3 +127,39 @@ def test_availability_rules(catalog):
     assert sunday.unavailable["nap"] == "weekday is false"
     assert sunday.unavailable["never"] == "disabled"
     assert sunday.unavailable["flaky"].startswith("availability check failed")
+
+
+@pytest.mark.parametrize(
+    ("sandbox_args", "message"),
+    [
+        ({"when": "files"}, "sandbox_args['when'] is 'files'; expected one of file, file_write"),
+        ({"path": "file"}, "sandbox_args names 'path', which is not an argument"),
+    ],
+)
+def test_invalid_sandbox_args_are_a_startup_error_naming_the_plugin(catalog, sandbox_args, message):
+    def planner(when: str) -> str:
+        """Plan."""
+        return when
+
+    bad = tool(planner, sandbox_args=sandbox_args)
+    with pytest.raises(StartupError, match=re.escape(f"plugin tests: tool 'planner': {message}")):
+        catalog.register(bad)
+    catalog.register("planner", builder=lambda ctx: bad)  # a builder is checked when it runs
+    with pytest.raises(StartupError, match=re.escape(message)):
+        catalog.build("planner", catalog.context())
+
+
+def test_a_function_tool_can_declare_sandbox_args(sandboxed):
+    @tool(sandbox_args={"path": "file"})
+    def size(path: str) -> str:
+        """Size of a file."""
+        return str(os.path.getsize(path))
+
+    from oryxos.tools import ToolCall
+
+    sandboxed.runtime.catalog.register(size)
+    ctx = sandboxed.runtime.catalog.context(session_id="size")
+    inside = sandboxed.runtime.executor.run(ToolCall("size", {"path": "notes.txt"}), ctx)
+    assert inside.content == "6"  # "notes\n", found from the project directory, not the cwd
+    outside = sandboxed.runtime.executor.run(ToolCall("size", {"path": "/etc/passwd"}), ctx)
+    assert not outside.success and "sandbox.file.allowed_paths" in outside.error_message
