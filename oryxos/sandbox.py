@@ -23,6 +23,7 @@ running server at its next check. docs/sandbox.md is the user-facing description
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import os
@@ -173,6 +174,23 @@ def parse_host_pattern(entry: str) -> str:
     return "*." + host if wildcard else host
 
 
+def shell_entry_problem(entry: str) -> str | None:
+    """Why a shell whitelist entry could never allow anything, or None if it is usable."""
+    try:
+        words = shlex.split(entry)
+    except ValueError as err:
+        return f"cannot read the command entry {entry!r}: {err}"
+    if not words:
+        return "a shell entry names a program, e.g. 'ls' or 'git status'"
+    if os.path.basename(words[0]) in COMMAND_RUNNERS:
+        return (
+            f"{words[0]!r} runs other programs and is always refused by the sandbox; "
+            "list the programs themselves instead"
+        )
+    return None
+
+
+@functools.lru_cache(maxsize=1024)  # one warning per bad entry, not one per check
 def _normalise_pattern(entry: str) -> str | None:
     try:
         return parse_host_pattern(entry)

@@ -120,3 +120,23 @@ def test_malformed_or_unsupported_lines_are_errors(line):
 def test_assignment_like_arguments_are_fine():
     (command,) = parse("ls --color=auto a=b").commands()
     assert command.argv == ["ls", "--color=auto", "a=b"]
+
+
+def test_config_entries_that_could_never_match_are_errors_with_file_and_line():
+    from oryxos.config import parse_config
+    from oryxos.errors import ConfigError
+
+    text = (
+        "sandbox:\n"
+        "  http:\n"
+        "    allowed_domains: [ok.com, 'http://x.com/']\n"
+        "  shell:\n"
+        "    allowed_commands: [ls, /usr/bin/env]\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, "c.yaml")
+    lines = str(caught.value).splitlines()
+    assert lines[0].startswith("c.yaml:3: sandbox.http.allowed_domains: ")
+    assert "'http://x.com/' is not a host or *.domain entry" in lines[0]
+    assert lines[1].startswith("c.yaml:5: sandbox.shell.allowed_commands: ")
+    assert "'/usr/bin/env' runs other programs" in lines[1]

@@ -7,8 +7,6 @@ command shows but never edits.
 
 from __future__ import annotations
 
-import shlex
-
 import click
 
 from oryxos.commands import CliState, echo_json, json_option, pass_state, table
@@ -20,7 +18,7 @@ KIND = click.argument("kind", type=click.Choice(WHITELIST_KINDS, case_sensitive=
 
 def validate_entry(kind: str, value: str) -> str:
     """The value to store, or a UsageError that says what a valid entry looks like."""
-    from oryxos.sandbox import COMMAND_RUNNERS, parse_host_pattern
+    from oryxos.sandbox import parse_host_pattern, shell_entry_problem
 
     value = value.strip()
     if not value or "\x00" in value:
@@ -33,17 +31,9 @@ def validate_entry(kind: str, value: str) -> str:
                 f"not a host or *.domain entry: {err} (e.g. api.example.com, *.feishu.cn)"
             ) from None
     elif kind == "shell":
-        try:
-            words = shlex.split(value)
-        except ValueError as err:
-            raise UsageError(f"cannot read the command entry: {err}") from None
-        if not words:
-            raise UsageError("a shell entry names a program, e.g. 'ls' or 'git status'")
-        if words[0].rsplit("/", 1)[-1] in COMMAND_RUNNERS:
-            raise UsageError(
-                f"{words[0]!r} runs other programs and is always refused by the sandbox; "
-                "list the programs themselves instead"
-            )
+        problem = shell_entry_problem(value)
+        if problem:
+            raise UsageError(problem)
     return value
 
 
