@@ -54,7 +54,7 @@ class OryxGroup(click.Group):
 
 def build_cli(pm: PluginManager) -> click.Group:
     """A fresh root group with the built-in commands and every plugin's commands."""
-    from oryxos.commands import init, plugins_cmd, sandbox_cmd, status, tool_cmd
+    from oryxos.commands import init, plugins_cmd, profile, sandbox_cmd, skill, status, tool_cmd
 
     @click.group(cls=OryxGroup, context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(__version__, "--version", prog_name="oryxos")
@@ -86,6 +86,8 @@ def build_cli(pm: PluginManager) -> click.Group:
         init.init,
         status.status,
         plugins_cmd.plugins,
+        profile.profile,
+        skill.skill,
         tool_cmd.tool,
         sandbox_cmd.sandbox,
     ):
