@@ -190,3 +190,17 @@ def test_every_file_and_shell_tool_has_a_section_in_docs_tools_md(oryxos_runtime
         start = docs.index(f"### {entry.name}")
         section = " ".join(docs[start : start + 12])
         assert "**Sandbox:**" in section, entry.name
+
+
+def test_tool_list_and_run_as_the_default_agent(oryxos_cli):
+    listed = oryxos_cli.invoke(["tool", "list", "--agent", "default", "--json"])
+    assert listed.exit_code == 0, listed.output
+    names = [tool["name"] for tool in json.loads(listed.output)["tools"]]
+    assert {"read_file", "list_dir", "glob", "grep"} <= set(names)
+    assert "shell" not in names and "write_file" not in names
+    refused = oryxos_cli.invoke(
+        ["tool", "run", "shell", "--agent", "default", "--input", '{"command": "ls"}']
+    )
+    assert refused.exit_code == 2 and "agent default has no tool 'shell'" in refused.output
+    missing = oryxos_cli.invoke(["tool", "list", "--agent", "nobody"])
+    assert missing.exit_code == 2 and "no agent 'nobody'" in missing.output
