@@ -25,20 +25,19 @@ MAX_LINE_CHARS = 500
 MAX_GREP_FILE_BYTES = 20 * 1024 * 1024  # larger files are skipped by grep (logs, dumps)
 
 
-def _string(description: str) -> dict[str, Any]:
-    return {"type": "string", "description": description}
+# Schemas are sent with every model request, so every byte counts (docs/benchmarks.md, prompt
+# tokens): descriptions are one short sentence and obvious arguments have none.
+def _string(description: str = "") -> dict[str, Any]:
+    return {"type": "string", "description": description} if description else {"type": "string"}
 
 
 def _schema(required: list[str], **properties: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
+    return {"type": "object", "properties": properties, "required": required}
 
 
-PATH = _string("file path; relative paths start at the project directory")
+PATH = _string()
+INTEGER = {"type": "integer", "minimum": 1}
+BOOLEAN = {"type": "boolean"}
 
 
 def checked(ctx: ToolContext, value: str, *, write: bool = False) -> Path:
@@ -95,16 +94,8 @@ def _read_text(path: Path) -> str | ToolResult:
 
 class ReadFile(Tool):
     name = "read_file"
-    description = (
-        "Read a text file. Large files: pass offset (first line, from 1) and limit (lines). "
-        "Binary files are refused."
-    )
-    input_schema = _schema(
-        ["path"],
-        path=PATH,
-        offset={"type": "integer", "minimum": 1, "description": "first line to read (from 1)"},
-        limit={"type": "integer", "minimum": 1, "description": "number of lines to read"},
-    )
+    description = "Read a text file; for large files pass offset (first line, from 1) and limit."
+    input_schema = _schema(["path"], path=PATH, offset=INTEGER, limit=INTEGER)
     sandbox_args = {"path": "file"}  # noqa: RUF012
 
     def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -139,10 +130,8 @@ class ReadFile(Tool):
 
 class ListDir(Tool):
     name = "list_dir"
-    description = (
-        "List a directory: one entry per line, directories end with '/', files show sizes."
-    )
-    input_schema = _schema([], path=_string("directory; default: the project directory"))
+    description = "List a directory (default: the project directory)."
+    input_schema = _schema([], path=PATH)
     sandbox_args = {"path": "file"}  # noqa: RUF012
 
     def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -174,16 +163,8 @@ def _relative_pattern(pattern: str, what: str) -> str | None:
 
 class Glob(Tool):
     name = "glob"
-    description = (
-        "Find files by a glob pattern such as '**/*.py' under a directory; "
-        "paths are listed relative to it."
-    )
-    input_schema = _schema(
-        ["pattern"],
-        pattern=_string("glob pattern relative to path; '**' matches any depth"),
-        path=_string("directory to search; default: the project directory"),
-        max_results={"type": "integer", "minimum": 1, "maximum": 10000, "default": 500},
-    )
+    description = "Find files matching a glob pattern such as **/*.py under path."
+    input_schema = _schema(["pattern"], pattern=PATH, path=PATH, max_results=INTEGER)
     sandbox_args = {"path": "file"}  # noqa: RUF012
 
     def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -228,17 +209,14 @@ class _Fence:
 
 class Grep(Tool):
     name = "grep"
-    description = (
-        "Search file contents with a regular expression (Python syntax). Prints "
-        "'file:line: text' for each match, up to max_results."
-    )
+    description = "Search files under path for a regular expression; prints file:line: text."
     input_schema = _schema(
         ["pattern"],
-        pattern=_string("regular expression"),
-        path=_string("file or directory to search; default: the project directory"),
-        include=_string("only files whose name matches this glob, e.g. '*.py'"),
-        ignore_case={"type": "boolean", "default": False},
-        max_results={"type": "integer", "minimum": 1, "maximum": 10000, "default": 200},
+        pattern=PATH,
+        path=PATH,
+        include=_string("file-name glob, e.g. *.py"),
+        ignore_case=BOOLEAN,
+        max_results=INTEGER,
     )
     sandbox_args = {"path": "file"}  # noqa: RUF012
 
@@ -304,8 +282,8 @@ def _search(file: Path, regex: re.Pattern[str], base: Path, out: list[str], limi
 
 class WriteFile(Tool):
     name = "write_file"
-    description = "Create or overwrite a text file (atomically); missing directories are created."
-    input_schema = _schema(["path", "content"], path=PATH, content=_string("the whole new content"))
+    description = "Create or overwrite a file."
+    input_schema = _schema(["path", "content"], path=PATH, content=PATH)
     sandbox_args = {"path": "file_write"}  # noqa: RUF012
 
     def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -319,15 +297,9 @@ class WriteFile(Tool):
 
 class EditFile(Tool):
     name = "edit_file"
-    description = (
-        "Replace one snippet of a text file. old_text must occur exactly once; include enough "
-        "surrounding text to make it unique."
-    )
+    description = "Replace old_text, which must occur exactly once in the file, with new_text."
     input_schema = _schema(
-        ["path", "old_text", "new_text"],
-        path=PATH,
-        old_text=_string("the exact text to replace (must occur exactly once)"),
-        new_text=_string("the replacement"),
+        ["path", "old_text", "new_text"], path=PATH, old_text=PATH, new_text=PATH
     )
     sandbox_args = {"path": "file_write"}  # noqa: RUF012
 
@@ -350,8 +322,8 @@ class EditFile(Tool):
 
 class AppendFile(Tool):
     name = "append_file"
-    description = "Append text to the end of a file (created if missing)."
-    input_schema = _schema(["path", "content"], path=PATH, content=_string("text to append"))
+    description = "Append text to a file."
+    input_schema = _schema(["path", "content"], path=PATH, content=PATH)
     sandbox_args = {"path": "file_write"}  # noqa: RUF012
 
     def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -367,7 +339,7 @@ class AppendFile(Tool):
 
 class MakeDir(Tool):
     name = "make_dir"
-    description = "Create a directory and any missing parents (no error if it exists)."
+    description = "Create a directory and its parents."
     input_schema = _schema(["path"], path=PATH)
     sandbox_args = {"path": "file_write"}  # noqa: RUF012
 
@@ -380,10 +352,7 @@ class MakeDir(Tool):
 
 
 _TRANSFER_SCHEMA = _schema(
-    ["source", "destination"],
-    source=_string("the file to take"),
-    destination=_string("the new path (not an existing directory)"),
-    overwrite={"type": "boolean", "default": False, "description": "replace an existing file"},
+    ["source", "destination"], source=PATH, destination=PATH, overwrite=BOOLEAN
 )
 
 
@@ -403,7 +372,7 @@ def _transfer_target(source: Path, destination: Path, overwrite: bool) -> ToolRe
 
 class MoveFile(Tool):
     name = "move_file"
-    description = "Move or rename a file or directory. Both paths must be inside the sandbox."
+    description = "Move or rename a file or directory."
     input_schema = _TRANSFER_SCHEMA
     sandbox_args = {"source": "file_write", "destination": "file_write"}  # noqa: RUF012
 
@@ -420,7 +389,7 @@ class MoveFile(Tool):
 
 class CopyFile(Tool):
     name = "copy_file"
-    description = "Copy a file (not a directory). Both paths must be inside the sandbox."
+    description = "Copy a file."
     input_schema = _TRANSFER_SCHEMA
     sandbox_args = {"source": "file", "destination": "file_write"}  # noqa: RUF012
 
@@ -441,7 +410,7 @@ class CopyFile(Tool):
 
 class DeleteFile(Tool):
     name = "delete_file"
-    description = "Delete one file. Directories are refused."
+    description = "Delete a file (not a directory)."
     input_schema = _schema(["path"], path=PATH)
     sandbox_args = {"path": "file_write"}  # noqa: RUF012
 
