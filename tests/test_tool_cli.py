@@ -204,3 +204,16 @@ def test_tool_list_and_run_as_the_default_agent(oryxos_cli):
     assert refused.exit_code == 2 and "agent default has no tool 'shell'" in refused.output
     missing = oryxos_cli.invoke(["tool", "list", "--agent", "nobody"])
     assert missing.exit_code == 2 and "no agent 'nobody'" in missing.output
+
+
+def test_file_and_shell_tool_schemas_stay_small(oryxos_runtime):
+    """Every byte is sent with every request; 3,251 DeepSeek tokens (over the 3,000 budget) came
+    from longer schemas. 4,000 bytes of JSON for the twelve keeps them near 2,700."""
+    ctx = oryxos_runtime.catalog.context()
+    tools = [
+        oryxos_runtime.catalog.build(e.name, ctx)
+        for e in oryxos_runtime.catalog.entries()
+        if e.plugin in DOCUMENTED_PLUGINS
+    ]
+    size = sum(len(json.dumps(t.function_schema())) for t in tools)
+    assert size <= 4000, size
