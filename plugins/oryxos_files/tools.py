@@ -76,11 +76,22 @@ def _missing(path: Path) -> ToolResult:
     return ToolResult.fail(f"{path} does not exist", retryable=True)
 
 
-def _read_text(path: Path) -> str | ToolResult:
+def _not_readable(path: Path) -> ToolResult | None:
+    """Why ``path`` cannot be read as a file: missing, a directory, or special (a FIFO or
+    device would block or never end), else None."""
     if not path.exists():
         return _missing(path)
     if path.is_dir():
         return ToolResult.fail(f"{path} is a directory; use list_dir", retryable=True)
+    if not path.is_file():
+        return ToolResult.fail(f"{path} is not a regular file", retryable=True)
+    return None
+
+
+def _read_text(path: Path) -> str | ToolResult:
+    problem = _not_readable(path)
+    if problem:
+        return problem
     data = path.read_bytes()
     if is_binary(data):
         return ToolResult.fail(f"{path} is a binary file ({len(data)} bytes)", retryable=True)
@@ -100,10 +111,9 @@ class ReadFile(Tool):
 
     def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = checked(ctx, input["path"])
-        if not path.exists():
-            return _missing(path)
-        if path.is_dir():
-            return ToolResult.fail(f"{path} is a directory; use list_dir", retryable=True)
+        problem = _not_readable(path)
+        if problem:
+            return problem
         offset = input.get("offset", 1)
         limit = input.get("limit", DEFAULT_READ_LINES)
         chosen: list[str] = []
@@ -259,7 +269,7 @@ def _walk(root: Path):
 def _search(file: Path, regex: re.Pattern[str], base: Path, out: list[str], limit: int) -> bool:
     """Append matches of one file; True when the limit is reached."""
     try:
-        if file.stat().st_size > MAX_GREP_FILE_BYTES:
+        if not file.is_file() or file.stat().st_size > MAX_GREP_FILE_BYTES:
             return False
         data = file.read_bytes()
     except OSError:

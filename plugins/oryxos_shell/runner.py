@@ -19,12 +19,13 @@ import contextlib
 import glob as globbing
 import os
 import signal
+import stat
 import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import IO, Any
 
+from oryxos.errors import OryxError
 from oryxos.shell_syntax import ShellPlan, SimpleCommand
 
 #: Environment variables passed to commands; nothing else from the server's environment.
@@ -98,7 +99,7 @@ class PlanRunner:
         self.groups: list[int] = []
         self.processes: list[subprocess.Popen[bytes]] = []
         self.timed_out = False
-        self._opened: list[IO[Any]] = []
+        self._opened: list[int] = []
 
     def run(self) -> RunResult:
         out_r, out_w = os.pipe()
@@ -120,8 +121,8 @@ class PlanRunner:
                 process.wait()
             os.close(out_w)
             os.close(err_w)
-            for handle in self._opened:
-                handle.close()
+            for fd in self._opened:
+                os.close(fd)
             out.join(5)
             err.join(5)
         return RunResult(
@@ -134,9 +135,22 @@ class PlanRunner:
         )
 
     def _open(self, path: str, mode: str) -> int:
-        handle = open(path, {"r": "rb", "w": "wb", "a": "ab"}[mode])  # noqa: SIM115
-        self._opened.append(handle)
-        return handle.fileno()
+        """Open a redirection target. Only regular files (and /dev/null): opening a FIFO would
+        block this thread outside the timeout's reach, so the open is non-blocking and the
+        file type is checked on the open descriptor (no race with a swap after a check)."""
+        flags = {"r": os.O_RDONLY, "w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                 "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND}[mode]  # fmt: skip
+        try:
+            fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+        except OSError as err:
+            raise OryxError(f"cannot open {path} for a redirection: {err.strerror}") from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) and path != os.devnull:
+            os.close(fd)
+            raise OryxError(f"{path} is not a regular file; redirections only use files")
+        os.set_blocking(fd, True)
+        self._opened.append(fd)
+        return fd
 
     def _pipeline(self, pipeline: list[SimpleCommand], out_w: int, err_w: int) -> int:
         processes: list[subprocess.Popen[bytes]] = []

@@ -185,3 +185,16 @@ def test_file_tools_called_by_eight_threads_lose_no_audit_row(env):
     audit = env.runtime.storage.audit
     assert audit.tool_invocations(AuditQuery(limit=1)).total == 160
     assert audit.tool_invocations(AuditQuery(success=True, limit=1)).total == 80
+
+
+def test_special_files_are_never_opened(env):
+    """A FIFO would block read_file and grep forever."""
+    fifo = env.root / "data" / "pipe"
+    os.mkfifo(fifo)
+    (env.root / "data" / "t.txt").write_text("findme\n")
+    result = call(env, "read_file", path=str(fifo))
+    assert not result.success and "not a regular file" in result.error_message
+    edit = call(env, "edit_file", path=str(fifo), old_text="a", new_text="b")
+    assert not edit.success and "not a regular file" in edit.error_message
+    found = call(env, "grep", pattern="findme", path=str(env.root / "data"))
+    assert found.content == "t.txt:1: findme"

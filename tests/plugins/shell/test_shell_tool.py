@@ -139,3 +139,19 @@ def test_stragglers_are_killed_when_the_line_finishes(sandboxed):
         time.sleep(0.05)
     assert _processes_with("43.9") == []
     assert os.getpgid(0) != 0  # the test process itself was never signalled
+
+
+def test_redirections_refuse_fifos_instead_of_blocking(sandboxed):
+    fifo = sandboxed.project / "pipe"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    for line, message in (
+        ("echo hi > pipe", "pipe for a redirection: No such device"),  # no reader: ENXIO
+        ("cat < pipe", "pipe is not a regular file"),
+    ):
+        result = run(sandboxed, line)
+        assert not result.success and result.retryable, line
+        assert message in result.error_message, result.error_message
+    missing = run(sandboxed, "cat < nothing-here.txt")
+    assert "cannot open" in missing.error_message and "No such file" in missing.error_message
+    assert time.monotonic() - started < 3
