@@ -338,8 +338,8 @@ class AppendFile(Tool):
 
     def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = checked(ctx, input["path"], write=True)
-        if path.is_dir():
-            return ToolResult.fail(f"{path} is a directory", retryable=True)
+        if path.exists() and not path.is_file():
+            return ToolResult.fail(f"{path} is not a regular file", retryable=True)
         path.parent.mkdir(parents=True, exist_ok=True)
         data = input["content"].encode("utf-8")
         with open(path, "ab") as handle:

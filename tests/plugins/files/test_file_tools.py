@@ -196,5 +196,7 @@ def test_special_files_are_never_opened(env):
     assert not result.success and "not a regular file" in result.error_message
     edit = call(env, "edit_file", path=str(fifo), old_text="a", new_text="b")
     assert not edit.success and "not a regular file" in edit.error_message
+    append = call(env, "append_file", path=str(fifo), content="x")
+    assert not append.success and "not a regular file" in append.error_message
     found = call(env, "grep", pattern="findme", path=str(env.root / "data"))
     assert found.content == "t.txt:1: findme"
