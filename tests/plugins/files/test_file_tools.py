@@ -200,3 +200,29 @@ def test_special_files_are_never_opened(env):
     assert not append.success and "not a regular file" in append.error_message
     found = call(env, "grep", pattern="findme", path=str(env.root / "data"))
     assert found.content == "t.txt:1: findme"
+
+
+def test_a_symlink_swapped_in_after_the_executor_checked_is_caught_by_the_tool(tmp_path):
+    """Defence in depth: the tool checks again, so a directory replaced by a symlink between
+    the executor's check and the tool's run (here by a before_tool_call hook) is refused."""
+    from sandbox_kit import build
+
+    from oryxos.testing import inline_plugin
+
+    def swap(call, ctx):
+        sub = tmp_path / "data" / "sub"
+        (sub / "s.txt").unlink()
+        sub.rmdir()
+        os.symlink(tmp_path / "secret", sub)
+
+    env = build(tmp_path, extra_plugins=[inline_plugin("swapper", oryxos_before_tool_call=swap)])
+    try:
+        (tmp_path / "data" / "sub").mkdir()
+        (tmp_path / "data" / "sub" / "s.txt").write_text("harmless\n")
+        result = call(env, "read_file", case="swap", path=str(tmp_path / "data" / "sub" / "s.txt"))
+        assert not result.success and not result.retryable
+        assert "sandbox.file.allowed_paths" in result.error_message
+        assert "top secret" not in str(result)
+        assert [r.success for r in env.audit_rows("swap")] == [False]
+    finally:
+        env.runtime.close()
