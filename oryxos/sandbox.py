@@ -332,6 +332,13 @@ class SandboxChecker:
             raise SandboxViolation(
                 RULE_FILE_PROTECTED, f"{real} is {what} and cannot be used through tools"
             )
+        if write and any(p.is_relative_to(real) for p in database | config_files):
+            # moving or replacing a directory that holds them (.oryxos, the project directory)
+            raise SandboxViolation(
+                RULE_FILE_PROTECTED,
+                f"{real} holds the database or the sandbox configuration and cannot be moved "
+                "or replaced through tools",
+            )
         roots = self.file_roots(write=write, ctx=ctx)
         if any(real == root or real.is_relative_to(root) for root in roots):
             return real

@@ -30,6 +30,9 @@ FILE_ATTACKS = [
     ("write-mcp-servers", "write", ".oryxos/mcp_servers.yaml"),
     ("read-database", "read", ".oryxos/oryxos.db"),
     ("write-skill-root", "write", "{root}/skill/SKILL.md"),
+    ("move-state-dir", "write", ".oryxos"),
+    ("move-project-dir", "write", "{root}/project"),
+    ("write-database-wal", "write", ".oryxos/oryxos.db-wal"),
 ]
 SHELL_ATTACKS = [
     ("not-listed", "rm -rf /"),
@@ -87,7 +90,15 @@ HTTP_ATTACKS = [
 #: The rule each refusal must name; cases not listed name their whitelist's main rule.
 RULES = {
     **dict.fromkeys(
-        ["write-config-yaml", "write-mcp-servers", "read-database", "redirect-append-config"],
+        [
+            "write-config-yaml",
+            "write-mcp-servers",
+            "read-database",
+            "redirect-append-config",
+            "move-state-dir",
+            "move-project-dir",
+            "write-database-wal",
+        ],
         "sandbox.file.protected",
     ),
     **dict.fromkeys(["redirect-outside", "input-redirect-outside"], "sandbox.file.allowed_paths"),

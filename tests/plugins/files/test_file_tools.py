@@ -226,3 +226,12 @@ def test_a_symlink_swapped_in_after_the_executor_checked_is_caught_by_the_tool(t
         assert [r.success for r in env.audit_rows("swap")] == [False]
     finally:
         env.runtime.close()
+
+
+def test_the_workspace_state_cannot_be_moved_away(env):
+    moved = call(env, "move_file", case="mv-state", source=".oryxos", destination="elsewhere")
+    assert not moved.success and "sandbox.file.protected" in moved.error_message
+    assert (env.project / ".oryxos" / "config.yaml").is_file()
+    # the agents inside it are ordinary workspace files
+    agent = ".oryxos/agents/default/AGENT.md"
+    assert call(env, "copy_file", source=agent, destination="agent-copy.md").success
