@@ -82,6 +82,7 @@ METADATA_ADDRESSES = frozenset(
 )
 _ASCII_LABEL = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?")
 _NUMERIC_IPV4_LABEL = re.compile(r"(0x[0-9a-f]*|[0-9]+)")
+AGENT_FILE = "AGENT.md"
 _BAD_URL_CHARS = re.compile(r"[\x00-\x20\x7f\\]")
 
 
@@ -304,8 +305,16 @@ class SandboxChecker:
         config_files = {
             self._real(self.workspace.config_file),
             self._real(self.workspace.mcp_servers_file),
+            # an agent's AGENT.md lists its tools: editing it would grant tools nobody granted
+            *(self._real(p) for p in self.workspace.agents_dir.glob(f"*/{AGENT_FILE}")),
         }
         return database, config_files
+
+    def _is_agent_file(self, real: Path) -> bool:
+        """A (possibly new) AGENT.md directly inside an agent's directory."""
+        return real.name == AGENT_FILE and real.parent.parent == self._real(
+            self.workspace.agents_dir
+        )
 
     def check_path(
         self,
@@ -327,7 +336,7 @@ class SandboxChecker:
             raise SandboxViolation(RULE_FILE, "the path contains a NUL byte")
         real = self._real(text)
         database, config_files = self._protected()
-        if real in database or (write and real in config_files):
+        if real in database or (write and (real in config_files or self._is_agent_file(real))):
             what = "the database" if real in database else "a file that configures the sandbox"
             raise SandboxViolation(
                 RULE_FILE_PROTECTED, f"{real} is {what} and cannot be used through tools"

@@ -33,6 +33,9 @@ FILE_ATTACKS = [
     ("move-state-dir", "write", ".oryxos"),
     ("move-project-dir", "write", "{root}/project"),
     ("write-database-wal", "write", ".oryxos/oryxos.db-wal"),
+    ("write-own-agent-md", "write", ".oryxos/agents/default/AGENT.md"),
+    ("write-new-agent-md", "write", ".oryxos/agents/newbie/AGENT.md"),
+    ("move-agents-dir", "write", ".oryxos/agents"),
 ]
 SHELL_ATTACKS = [
     ("not-listed", "rm -rf /"),
@@ -98,6 +101,9 @@ RULES = {
             "move-state-dir",
             "move-project-dir",
             "write-database-wal",
+            "write-own-agent-md",
+            "write-new-agent-md",
+            "move-agents-dir",
         ],
         "sandbox.file.protected",
     ),
@@ -212,7 +218,8 @@ FILE_ALLOWED = [
     ("new-nested-file", "write", "{root}/data/new/deeper/x.txt", "{root}/data/new/deeper/x.txt"),
     ("skill-root-read", "read", "{root}/skill/SKILL.md", "{root}/skill/SKILL.md"),
     ("symlink-inside", "read", "{root}/data/link-inside", "{root}/data/f.txt"),
-    ("agent-file-write", "write", ".oryxos/agents/default/AGENT.md", None),
+    ("agent-notes-write", "write", ".oryxos/agents/default/notes.md", None),
+    ("agent-md-read", "read", ".oryxos/agents/default/AGENT.md", None),
 ]
 
 
