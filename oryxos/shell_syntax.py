@@ -149,6 +149,9 @@ def tokenize(line: str) -> list[_Token]:
         if ch in " \t\r":
             i += 1
             continue
+        if line.startswith("\\\n", i):  # a line continuation between words is blank
+            i += 2
+            continue
         if ch == "#":  # a comment runs to the end of the line
             while i < n and line[i] != "\n":
                 i += 1
@@ -169,6 +172,7 @@ def _read_word(line: str, i: int, tokens: list[_Token]) -> int:
     text: list[str] = []
     word = Word("")
     start = i
+    quoted = False  # '' and "" are words (empty arguments); a lone line continuation is not
     while i < n:
         ch = line[i]
         if ch in " \t\r\n":
@@ -190,9 +194,11 @@ def _read_word(line: str, i: int, tokens: list[_Token]) -> int:
                 raise ShellSyntaxError("unterminated single quote")
             text.append(line[i + 1 : end])
             i = end + 1
+            quoted = True
             continue
         if ch == '"':
             i = _read_double_quoted(line, i + 1, text)
+            quoted = True
             continue
         if ch in _UNQUOTED_REFUSED:
             raise ShellSyntaxError(_UNQUOTED_REFUSED[ch])
@@ -205,7 +211,8 @@ def _read_word(line: str, i: int, tokens: list[_Token]) -> int:
         text.append(ch)
         i += 1
     word.text = "".join(text)
-    tokens.append(_Token("word", word.text, word))
+    if word.text or quoted:
+        tokens.append(_Token("word", word.text, word))
     return i
 
 
