@@ -140,3 +140,17 @@ def test_config_entries_that_could_never_match_are_errors_with_file_and_line():
     assert "'http://x.com/' is not a host or *.domain entry" in lines[0]
     assert lines[1].startswith("c.yaml:5: sandbox.shell.allowed_commands: ")
     assert "'/usr/bin/env' runs other programs" in lines[1]
+
+
+@pytest.mark.parametrize(
+    ("line", "argv"),
+    [
+        ("ls a \\\n", ["ls", "a"]),  # a trailing continuation is no empty argument
+        ("ls \\\n#comment", ["ls"]),  # nor does it hide a comment
+        ("ls a\\\nb", ["ls", "ab"]),
+        ("ls '' \"\"", ["ls", "", ""]),  # empty quotes are arguments
+    ],
+)
+def test_line_continuations_and_empty_words(line, argv):
+    (command,) = parse(line).commands()
+    assert command.argv == argv
