@@ -23,18 +23,18 @@ from oryxos_http.client import BodyTooLarge, Fetched, HttpToolError, fetch
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 FORBIDDEN_HEADERS = ("host", "content-length", "transfer-encoding", "connection")
 
-URL = {"type": "string", "description": "absolute http(s) URL; its host must be whitelisted"}
+URL = {"type": "string", "description": "http(s) URL"}
 HEADERS = {
     "type": "object",
     "additionalProperties": {"type": "string"},
-    "description": "request headers, name -> value",
+    "description": "request headers",
 }
-BODY = {"type": "string", "description": "request body as text (use json for JSON)"}
-JSON_BODY = {"description": "request body as JSON (sent with Content-Type: application/json)"}
+BODY = {"type": "string", "description": "text body"}
+JSON_BODY = {"description": "JSON body (sent as application/json)"}
 INCLUDE_HEADERS = {
     "type": "boolean",
     "default": False,
-    "description": "also show every response header",
+    "description": "show all response headers",
 }
 
 
@@ -117,7 +117,7 @@ def describe(fetched: Fetched, *, include_headers: bool = False) -> str:
 
 class HttpGetTool(_HttpTool):
     name = "http_get"
-    description = "HTTP GET a URL; returns the status line, main headers and the body."
+    description = "HTTP GET a URL; returns status, headers and body."
     fixed_method = "GET"
     input_schema = {  # noqa: RUF012
         "type": "object",
@@ -129,7 +129,7 @@ class HttpGetTool(_HttpTool):
 
 class HttpPostTool(_HttpTool):
     name = "http_post"
-    description = "HTTP POST to a URL with a text or JSON body; returns status, headers, body."
+    description = "HTTP POST a text or JSON body; returns status, headers and body."
     fixed_method = "POST"
     input_schema = {  # noqa: RUF012
         "type": "object",
@@ -147,10 +147,7 @@ class HttpPostTool(_HttpTool):
 
 class HttpRequestTool(_HttpTool):
     name = "http_request"
-    description = (
-        "HTTP request with any method (GET, POST, PUT, PATCH, DELETE), headers and a text or "
-        "JSON body; returns status, headers, body."
-    )
+    description = "HTTP request with any method, headers and body; returns status, headers, body."
     input_schema = {  # noqa: RUF012
         "type": "object",
         "properties": {

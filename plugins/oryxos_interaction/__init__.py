@@ -33,16 +33,13 @@ class AskUserTool(Tool):
     """
 
     name = "ask_user"
-    description = (
-        "Ask the user a question and wait for the answer. Use it only when you cannot "
-        "continue without information or a decision that only the user has."
-    )
+    description = "Ask the user a question; use it only when you cannot go on without the answer."
     input_schema = {  # noqa: RUF012
         "type": "object",
         "properties": {
             "question": {
                 "type": "string",
-                "description": "one clear question; say what the choices are if there are any",
+                "description": "one clear question (name the choices, if any)",
             }
         },
         "required": ["question"],

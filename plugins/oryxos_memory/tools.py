@@ -29,10 +29,7 @@ class SaveMemoryTool(Tool):
     """Append a fact to long-term memory (MEMORY.md), dated and tagged with the agent."""
 
     name = "save_memory"
-    description = (
-        "Save a short fact worth remembering across conversations (a preference, a decision, "
-        "a name) to long-term memory. Write it so it makes sense on its own later."
-    )
+    description = "Save a short, self-contained fact (a preference, decision, name) to memory."
     input_schema = {  # noqa: RUF012
         "type": "object",
         "properties": {
@@ -56,10 +53,7 @@ class RecallMemoryTool(Tool):
     """Keyword search over long-term memory, best matches first."""
 
     name = "recall_memory"
-    description = (
-        "Search long-term memory by keywords; returns the best matching saved facts, "
-        "newest first among equals."
-    )
+    description = "Search long-term memory by keywords; best matches first."
     input_schema = {  # noqa: RUF012
         "type": "object",
         "properties": {
@@ -69,7 +63,6 @@ class RecallMemoryTool(Tool):
                 "minimum": 1,
                 "maximum": MAX_RECALL,
                 "default": DEFAULT_RECALL,
-                "description": f"at most this many entries (1-{MAX_RECALL})",
             },
         },
         "required": ["query"],

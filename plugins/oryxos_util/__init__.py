@@ -96,10 +96,7 @@ class JsonExtractTool(Tool):
             "json_text": {"type": "string", "description": "the JSON document, as text"},
             "expression": {
                 "type": "string",
-                "description": (
-                    "a JMESPath expression (https://jmespath.org), e.g. 'items[0].name', "
-                    "'items[?price > `10`].name', 'length(items)'"
-                ),
+                "description": "JMESPath expression, e.g. items[?price > `10`].name",
             },
         },
         "required": ["json_text", "expression"],
