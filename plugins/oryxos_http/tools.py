@@ -91,7 +91,8 @@ def describe(fetched: Fetched, *, include_headers: bool = False) -> str:
     """Status line, where the answer came from, the main headers, then the body."""
     lines = [f"HTTP {fetched.status} {fetched.reason}".rstrip()]
     if fetched.redirects:
-        lines.append(f"Final URL (after {len(fetched.redirects)} redirects): {fetched.url}")
+        hops = len(fetched.redirects)
+        lines.append(f"Final URL (after {hops} redirect{'s' if hops > 1 else ''}): {fetched.url}")
     shown = (
         fetched.headers
         if include_headers

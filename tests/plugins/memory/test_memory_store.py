@@ -87,7 +87,7 @@ WRITER = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_four_processes_and_threads_saving_at_once_lose_no_entry(memory):
+def test_four_processes_and_fifty_threads_saving_at_once_lose_no_entry(memory):
     import time
 
     start = time.time() + 1.5  # every process is importing by then; all start together
@@ -104,7 +104,7 @@ def test_four_processes_and_threads_saving_at_once_lose_no_entry(memory):
             time.sleep(0.005)
         MarkdownMemory(memory.directory).save(f"thread entry {n}")
 
-    threads = [threading.Thread(target=thread_worker, args=(n,)) for n in range(20)]
+    threads = [threading.Thread(target=thread_worker, args=(n,)) for n in range(50)]
     for t in threads:
         t.start()
     for t in threads:
@@ -114,9 +114,9 @@ def test_four_processes_and_threads_saving_at_once_lose_no_entry(memory):
         assert proc.returncode == 0, err.decode()
     texts = {e.text for e in memory.entries()}
     expected = {f"proc{p} entry {i}" for p in range(4) for i in range(25)}
-    expected |= {f"thread entry {n}" for n in range(20)}
+    expected |= {f"thread entry {n}" for n in range(50)}
     assert texts == expected
-    assert len(memory.entries()) == 120
+    assert len(memory.entries()) == 150
     leftovers = [p.name for p in memory.directory.iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
 
