@@ -429,7 +429,7 @@ class PeeweeNotifyChannelStore(_Store):
             raise ConflictError(f"a notify channel named {record.name!r} already exists") from None
         return record
 
-    def update(self, name: str, **changes: Any) -> NotifyChannelRecord:
+    def update(self, name: str, /, **changes: Any) -> NotifyChannelRecord:
         unknown = set(changes) - set(self.FIELDS)
         if unknown:
             raise UsageError(f"cannot change {', '.join(sorted(unknown))} of a notify channel")
