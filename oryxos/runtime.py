@@ -18,8 +18,10 @@ from oryxos.workspace import Workspace
 
 if TYPE_CHECKING:
     from oryxos.catalog import ToolCatalog
+    from oryxos.loop import ReActLoop
     from oryxos.memory import Memory
     from oryxos.plugins import PluginManager
+    from oryxos.sessions import SessionManager
     from oryxos.storage import Storage
 
 
@@ -104,6 +106,20 @@ class Runtime:
         if name not in self.memory_backends:
             return None
         return self.memory_backends.get(name)(self)
+
+    @cached_property
+    def sessions(self) -> SessionManager:
+        """Sessions of this runtime: lookup, storage and per-session turn locks."""
+        from oryxos.sessions import SessionManager
+
+        return SessionManager(self)
+
+    @cached_property
+    def loop(self) -> ReActLoop:
+        """The ReAct loop that channels (CLI, REST, IM) run agent turns through."""
+        from oryxos.loop import ReActLoop
+
+        return ReActLoop(self)
 
     @cached_property
     def channels(self) -> Registry[Any]:

@@ -268,8 +268,11 @@ class ScriptedModelServer:
     def start(self) -> ScriptedModelServer:
         from http.server import ThreadingHTTPServer
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._httpd.daemon_threads = True
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 128  # the default 5 refuses bursts of concurrent clients
+            daemon_threads = True
+
+        self._httpd = Server(("127.0.0.1", 0), _make_handler(self))
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, name="oryxos-model-server", daemon=True
         )
