@@ -37,6 +37,8 @@ class ProviderConfig(Section):
     # Base of the exponential backoff between retries (seconds); Retry-After wins when sent.
     retry_backoff: float = Field(default=0.5, ge=0, le=60, description="backoff base, seconds")
     params: dict[str, Any] = Field(default_factory=dict, description="extra litellm parameters")
+    # Another provider name, tried (with its own retries) when this one has failed for good.
+    fallback: str | None = Field(default=None, description="provider to try when this one fails")
 
 
 class StorageConfig(Section):

@@ -121,8 +121,9 @@ class ReActLoop:
     def client_for(self, profile: Any) -> ProviderClient:
         """The provider client of an agent (checked once: unknown name or unset key fail here)."""
         spec = profile.provider
-        name = getattr(spec, "name", None)
-        fallback = getattr(spec, "fallback", None)
+        name = getattr(spec, "name", None) or self.runtime.config.default_provider
+        configured = self.runtime.config.providers.get(name or "")
+        fallback = getattr(spec, "fallback", None) or (configured and configured.fallback)
         key = (profile.name, name)
         with self._lock:
             client = self._clients.get(key)

@@ -246,6 +246,25 @@ def test_a_fallback_provider_answers_when_the_primary_fails(
     assert [(r.provider, r.success) for r in rows] == [("default", False), ("backup", True)]
 
 
+def test_a_fallback_can_be_set_on_the_provider_entry(
+    make_loop, oryxos_model_server, oryxos_workspace
+):
+    from oryxos.testing import ScriptedModelServer
+
+    with ScriptedModelServer([Reply.answer("backup here")]) as backup:
+        use_model_server(oryxos_workspace, backup, name="backup")
+        loop = make_loop(max_retries=1, fallback="backup")
+        oryxos_model_server.script(Reply.error(503), Reply.error(503))
+        result = loop.run_turn(FakeProfile(provider_name=None), "hi")
+    assert result.answer == "backup here"
+    rows = sorted(llm_rows(loop.runtime), key=lambda r: r.id)
+    assert [(r.provider, r.attempt, r.success) for r in rows] == [
+        ("default", 1, False),
+        ("default", 2, False),
+        ("backup", 1, True),
+    ]
+
+
 def test_twenty_concurrent_sessions_keep_separate_histories(make_loop, oryxos_model_server):
     loop = make_loop()
 
