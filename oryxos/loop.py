@@ -173,12 +173,11 @@ class ReActLoop:
         """Answer ``message`` in a session of ``profile`` (found or created; see sessions)."""
         client = self.client_for(profile)  # configuration problems fail before the session
         sessions = self.runtime.sessions
-        record = sessions.open(profile.name, channel=channel, user=user, session_id=session_id)
-        with sessions.locked(record.session_id):
-            # Another thread may have saved this session while we waited for the lock.
-            stored = sessions.store.get(record.session_id)
-            if stored is not None:
-                record = stored
+        if session_id is None:
+            session_id = sessions.open(profile.name, channel=channel, user=user).session_id
+        with sessions.locked(session_id):
+            # Read inside the lock: another turn on this session may have just saved it.
+            record = sessions.load(session_id, profile.name, channel=channel, user=user)
             return self._turn(
                 client, profile, record, message, channel, interactive, on_event, cancel
             )

@@ -88,22 +88,28 @@ class SessionManager:
         an archived session).
         """
         if session_id is not None:
-            check_session_id(session_id)
-            record = self.store.get(session_id)
-            if record is None:
-                return SessionRecord(session_id, profile, channel=channel, user_id=user)
-            if record.profile_name != profile:
-                raise ConflictError(
-                    f"session {session_id!r} belongs to agent {record.profile_name!r}, "
-                    f"not {profile!r}"
-                )
-            if record.status != "active":
-                raise ConflictError(f"session {session_id!r} is archived")
-            return record
+            return self.load(session_id, profile, channel=channel, user=user)
         for record in self.store.list(profile_name=profile, status="active", limit=200).items:
             if record.channel == channel and record.user_id == user:
                 return record
         return self.new(profile, channel=channel, user=user)
+
+    def load(
+        self, session_id: str, profile: str, *, channel: str = "cli", user: str = "local"
+    ) -> SessionRecord:
+        """Session ``session_id`` as stored (checked to be ``profile``'s and active), or new."""
+        check_session_id(session_id)
+        record = self.store.get(session_id)
+        if record is None:
+            return SessionRecord(session_id, profile, channel=channel, user_id=user)
+        if record.profile_name != profile:
+            raise ConflictError(
+                f"session {session_id!r} belongs to agent {record.profile_name!r}, "
+                f"not {profile!r}"
+            )
+        if record.status != "active":
+            raise ConflictError(f"session {session_id!r} is archived")
+        return record
 
     def new(self, profile: str, *, channel: str = "cli", user: str = "local") -> SessionRecord:
         """A fresh session with the derived id, or the derived id plus a short random suffix."""
