@@ -54,7 +54,16 @@ class OryxGroup(click.Group):
 
 def build_cli(pm: PluginManager) -> click.Group:
     """A fresh root group with the built-in commands and every plugin's commands."""
-    from oryxos.commands import chat, init, plugins_cmd, providers_cmd, sessions_cmd, status
+    from oryxos.commands import (
+        chat,
+        init,
+        plugins_cmd,
+        profile,
+        providers_cmd,
+        sessions_cmd,
+        skill,
+        status,
+    )
 
     @click.group(cls=OryxGroup, context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(__version__, "--version", prog_name="oryxos")
@@ -86,6 +95,8 @@ def build_cli(pm: PluginManager) -> click.Group:
         init.init,
         status.status,
         plugins_cmd.plugins,
+        profile.profile,
+        skill.skill,
         chat.chat,
         providers_cmd.provider,
         sessions_cmd.session,

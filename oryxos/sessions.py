@@ -104,8 +104,7 @@ class SessionManager:
             return SessionRecord(session_id, profile, channel=channel, user_id=user)
         if record.profile_name != profile:
             raise ConflictError(
-                f"session {session_id!r} belongs to agent {record.profile_name!r}, "
-                f"not {profile!r}"
+                f"session {session_id!r} belongs to agent {record.profile_name!r}, not {profile!r}"
             )
         if record.status != "active":
             raise ConflictError(f"session {session_id!r} is archived")
