@@ -124,7 +124,13 @@ class ReActLoop:
         name = getattr(spec, "name", None) or self.runtime.config.default_provider
         configured = self.runtime.config.providers.get(name or "")
         fallback = getattr(spec, "fallback", None) or (configured and configured.fallback)
-        key = (profile.name, name)
+        # AGENT.md is re-read on every load: a changed provider, key or fallback gets a new client.
+        key = (
+            profile.name,
+            name,
+            fallback,
+            getattr(getattr(spec, "api_key", None), "template", None),
+        )
         with self._lock:
             client = self._clients.get(key)
             if client is None:

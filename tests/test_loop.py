@@ -195,6 +195,24 @@ def test_a_non_retryable_tool_error_ends_the_turn(make_loop, oryxos_model_server
     assert len(tool_messages) == 2 and "skipped" in tool_messages[1]["content"]
 
 
+def test_a_cancelled_turn_stops_before_the_next_model_call_and_keeps_its_history(
+    make_loop, oryxos_model_server
+):
+    loop = make_loop()
+    cancel = threading.Event()
+    oryxos_model_server.script(Reply.tool("echo", {"text": "x"}), Reply.answer("unreached"))
+
+    def on_event(kind, data):
+        if kind == "tool_result":  # as if Ctrl-C were pressed while the tool ran
+            cancel.set()
+
+    result = loop.run_turn(FakeProfile(), "go", on_event=on_event, cancel=cancel)
+    assert result.cancelled and not result.success
+    assert len(oryxos_model_server.requests) == 1 and oryxos_model_server.remaining == 1
+    history = loop.runtime.sessions.get(result.session_id).messages
+    assert [m["role"] for m in history] == ["user", "assistant", "tool"]
+
+
 def test_history_carries_over_between_turns(make_loop, oryxos_model_server):
     loop = make_loop()
     oryxos_model_server.script(Reply.answer("first answer"), Reply.answer("second answer"))
