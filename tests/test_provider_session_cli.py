@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
+import pytest
 import yaml
 from loop_doubles import FakeProfile, SimplePromptBuilder
 
@@ -75,3 +78,20 @@ def test_session_list_show_and_archive(oryxos_cli, oryxos_workspace, oryxos_mode
 def test_session_show_unknown_is_a_clear_error(oryxos_cli):
     result = oryxos_cli.invoke(["session", "show", "nope"])
     assert result.exit_code == 2 and "no session 'nope'" in result.output
+
+
+@pytest.mark.parametrize("args", [["provider", "list"], ["session", "list"], ["chat", "--help"]])
+def test_listing_commands_do_not_import_litellm(oryxos_workspace, oryxos_model_server, args):
+    use_model_server(oryxos_workspace, oryxos_model_server)
+    code = (
+        "import sys\n"
+        "from oryxos.cli import main\n"
+        "try:\n"
+        f"    main(['-w', {str(oryxos_workspace.path)!r}, *{args!r}])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "print('LITELLM', 'litellm' in sys.modules, 'openai' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "LITELLM False False"
