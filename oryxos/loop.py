@@ -248,6 +248,7 @@ class ReActLoop:
             result.success, result.cancelled, result.error = False, True, "cancelled"
             result.answer = "(cancelled)"
         finally:
+            _answer_open_tool_calls(history)
             self.runtime.sessions.save(record)
         return result
 
@@ -313,6 +314,22 @@ class ReActLoop:
         except OryxError:
             log.error("cannot write the tool_invocations audit row", exc_info=True)
         return outcome
+
+
+def _answer_open_tool_calls(history: list[dict[str, Any]]) -> None:
+    """Give every tool call of the last assistant message a result (cancelled turns).
+
+    Providers reject a history in which a tool call has no ``tool`` message after it, so a
+    turn cancelled between the model's reply and its tools must not leave one behind.
+    """
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if message.get("role") == "assistant":
+            answered = {m.get("tool_call_id") for m in history[index + 1 :]}
+            for call in message.get("tool_calls") or []:
+                if call["id"] not in answered:
+                    history.append(_tool_message(call["id"], ToolResult.fail("cancelled")))
+            return
 
 
 def _check_cancel(cancel: threading.Event | None) -> None:

@@ -213,6 +213,22 @@ def test_a_cancelled_turn_stops_before_the_next_model_call_and_keeps_its_history
     assert [m["role"] for m in history] == ["user", "assistant", "tool"]
 
 
+def test_a_turn_cancelled_while_the_model_answers_leaves_no_unanswered_tool_call(
+    make_loop, oryxos_model_server
+):
+    loop = make_loop()
+    cancel = threading.Event()
+    oryxos_model_server.script(Reply.tools(("echo", {"text": "a"}), ("add", {"a": 1, "b": 2})))
+    result = loop.run_turn(
+        FakeProfile(), "go", on_event=lambda kind, data: cancel.set(), cancel=cancel
+    )
+    assert result.cancelled and result.tool_calls == []
+    history = loop.runtime.sessions.get(result.session_id).messages
+    assert [m["role"] for m in history] == ["user", "assistant", "tool", "tool"]
+    assert {m["tool_call_id"] for m in history[2:]} == {c["id"] for c in history[1]["tool_calls"]}
+    assert all(m["content"] == "ERROR: cancelled" for m in history[2:])
+
+
 def test_history_carries_over_between_turns(make_loop, oryxos_model_server):
     loop = make_loop()
     oryxos_model_server.script(Reply.answer("first answer"), Reply.answer("second answer"))
