@@ -235,7 +235,9 @@ class ReActLoop:
                     result.answer = response.content or ""
                     break
                 _check_cancel(cancel)
-                failure = self._run_tools(response.tool_calls, ctx, allowed, history, result, emit)
+                failure = self._run_tools(
+                    response.tool_calls, ctx, allowed, history, result, emit, cancel
+                )
                 if failure is not None:
                     result.success, result.error = False, failure
                     result.answer = f"The turn ended because a tool failed: {failure}"
@@ -260,6 +262,7 @@ class ReActLoop:
         history: list[dict[str, Any]],
         result: TurnResult,
         emit: EventHandler,
+        cancel: threading.Event | None = None,
     ) -> str | None:
         """Run the calls of one reply in order; the error that ends the turn, if any.
 
@@ -268,6 +271,7 @@ class ReActLoop:
         """
         failure: str | None = None
         for call in calls:
+            _check_cancel(cancel)  # the calls not run yet are answered "cancelled"
             if failure is not None:
                 outcome = ToolResult.fail("skipped: an earlier tool call in this reply failed")
                 history.append(_tool_message(call.id, outcome))

@@ -200,17 +200,19 @@ def test_a_cancelled_turn_stops_before_the_next_model_call_and_keeps_its_history
 ):
     loop = make_loop()
     cancel = threading.Event()
-    oryxos_model_server.script(Reply.tool("echo", {"text": "x"}), Reply.answer("unreached"))
 
     def on_event(kind, data):
         if kind == "tool_result":  # as if Ctrl-C were pressed while the tool ran
             cancel.set()
 
+    oryxos_model_server.script(Reply.tools(("echo", {"text": "x"}), ("add", {"a": 1, "b": 1})))
     result = loop.run_turn(FakeProfile(), "go", on_event=on_event, cancel=cancel)
     assert result.cancelled and not result.success
-    assert len(oryxos_model_server.requests) == 1 and oryxos_model_server.remaining == 1
+    assert len(oryxos_model_server.requests) == 1 and oryxos_model_server.remaining == 0
+    assert [c.name for c in result.tool_calls] == ["echo"]  # add was not run
     history = loop.runtime.sessions.get(result.session_id).messages
-    assert [m["role"] for m in history] == ["user", "assistant", "tool"]
+    assert [m["role"] for m in history] == ["user", "assistant", "tool", "tool"]
+    assert history[-1]["content"] == "ERROR: cancelled"
 
 
 def test_a_turn_cancelled_while_the_model_answers_leaves_no_unanswered_tool_call(
