@@ -60,9 +60,11 @@ def build_cli(pm: PluginManager) -> click.Group:
         plugins_cmd,
         profile,
         providers_cmd,
+        sandbox_cmd,
         sessions_cmd,
         skill,
         status,
+        tool_cmd,
     )
 
     @click.group(cls=OryxGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -100,6 +102,8 @@ def build_cli(pm: PluginManager) -> click.Group:
         chat.chat,
         providers_cmd.provider,
         sessions_cmd.session,
+        tool_cmd.tool,
+        sandbox_cmd.sandbox,
     ):
         oryxos.add_command(command)
     pm.hook.oryxos_register_commands(cli=oryxos)

@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from loop_doubles import FakeProfile, SimpleExecutor, SimplePromptBuilder
+from loop_doubles import FakeProfile, SimplePromptBuilder
 
 from oryxos.errors import ConfigError, NotFoundError
 from oryxos.loop import ReActLoop
@@ -55,13 +55,24 @@ def make_loop(oryxos_workspace, oryxos_model_server, oryxos_make_pm):
         )
         runtime = Runtime.load(oryxos_workspace, oryxos_make_pm([TOOLS_PLUGIN]))
         runtimes.append(runtime)
-        return ReActLoop(
-            runtime, prompt_builder=SimplePromptBuilder(), executor=SimpleExecutor(runtime)
-        )
+        return ReActLoop(runtime)
 
     yield make
     for runtime in runtimes:
         runtime.close()
+
+
+def agent(loop, *, name="tester", provider_name="default", tools=("echo", "add", "explode"),
+          max_iterations=10):  # fmt: skip
+    """Write .oryxos/agents/NAME/AGENT.md and load it as the runtime does."""
+    directory = loop.runtime.workspace.agents_dir / name
+    directory.mkdir(exist_ok=True)
+    provider = f"provider:\n  name: {provider_name}\n" if provider_name else ""
+    (directory / "AGENT.md").write_text(
+        f"---\nname: {name}\n{provider}tools: {json.dumps(list(tools))}\n"
+        f"settings:\n  max_iterations: {max_iterations}\n---\nYou are {name}.\n"
+    )
+    return loop.runtime.agents.load(name)
 
 
 def llm_rows(runtime, **filters):
@@ -75,7 +86,7 @@ def tool_rows(runtime, **filters):
 def test_a_turn_with_one_tool_call(make_loop, oryxos_model_server):
     loop = make_loop()
     oryxos_model_server.script(Reply.tool("echo", {"text": "hi"}), Reply.answer("done"))
-    result = loop.run_turn(FakeProfile(), "say hi")
+    result = loop.run_turn(agent(loop), "say hi")
     assert result.success and result.answer == "done"
     assert result.iterations == 2
     assert [(c.name, c.arguments, c.result.content) for c in result.tool_calls] == [
@@ -94,7 +105,7 @@ def test_two_tool_calls_in_one_reply_run_in_order(make_loop, oryxos_model_server
     oryxos_model_server.script(
         Reply.tools(("add", {"a": 2, "b": 3}), ("echo", {"text": "x"})), Reply.answer("5 and x")
     )
-    result = loop.run_turn(FakeProfile(), "go")
+    result = loop.run_turn(agent(loop), "go")
     assert result.answer == "5 and x"
     assert [c.result.content for c in result.tool_calls] == ["5", "echo:x"]
     tools_seen = [m for m in oryxos_model_server.requests[1]["messages"] if m["role"] == "tool"]
@@ -105,7 +116,7 @@ def test_two_tool_calls_in_one_reply_run_in_order(make_loop, oryxos_model_server
 def test_max_iterations_ends_the_turn_with_a_clear_recorded_message(make_loop, oryxos_model_server):
     loop = make_loop()
     oryxos_model_server.responder = lambda body: Reply.tool("echo", {"text": "again"})
-    result = loop.run_turn(FakeProfile(max_iterations=3), "loop forever")
+    result = loop.run_turn(agent(loop, max_iterations=3), "loop forever")
     assert not result.success and result.limit_reached
     assert "limit of 3 model calls" in result.answer
     assert len(oryxos_model_server.requests) == 3
@@ -118,7 +129,7 @@ def test_a_429_is_retried_after_retry_after_with_a_row_per_attempt(make_loop, or
     loop = make_loop()
     oryxos_model_server.script(Reply.error(429, retry_after=0.3), Reply.answer("ok"))
     start = time.perf_counter()
-    result = loop.run_turn(FakeProfile(), "hi")
+    result = loop.run_turn(agent(loop), "hi")
     assert result.answer == "ok"
     assert time.perf_counter() - start >= 0.3  # Retry-After honoured (backoff alone is 0.01)
     rows = sorted(llm_rows(loop.runtime), key=lambda r: r.id)
@@ -132,9 +143,9 @@ def test_500s_are_retried_then_the_turn_fails_with_every_attempt_audited(
 ):
     loop = make_loop(max_retries=2)
     oryxos_model_server.script(Reply.error(500), Reply.error(503), Reply.answer("ok"))
-    assert loop.run_turn(FakeProfile(), "one").answer == "ok"
+    assert loop.run_turn(agent(loop), "one").answer == "ok"
     oryxos_model_server.script(Reply.error(500), Reply.error(500), Reply.error(500))
-    result = loop.run_turn(FakeProfile(), "two")
+    result = loop.run_turn(agent(loop), "two")
     assert not result.success and "HTTP 500" in result.error and "after 3 attempts" in result.error
     rows = sorted(llm_rows(loop.runtime), key=lambda r: r.id)
     assert [(r.attempt, r.success) for r in rows] == [
@@ -146,7 +157,7 @@ def test_500s_are_retried_then_the_turn_fails_with_every_attempt_audited(
 def test_a_400_is_not_retried(make_loop, oryxos_model_server):
     loop = make_loop()
     oryxos_model_server.script(Reply.error(400), Reply.answer("never"))
-    result = loop.run_turn(FakeProfile(), "hi")
+    result = loop.run_turn(agent(loop), "hi")
     assert not result.success and "400" in result.error
     assert len(llm_rows(loop.runtime)) == 1 and oryxos_model_server.remaining == 1
 
@@ -154,7 +165,7 @@ def test_a_400_is_not_retried(make_loop, oryxos_model_server):
 def test_a_timeout_is_retried(make_loop, oryxos_model_server):
     loop = make_loop(timeout=0.5, max_retries=1)
     oryxos_model_server.script(Reply.answer("late").after(1.2), Reply.answer("in time"))
-    result = loop.run_turn(FakeProfile(), "hi")
+    result = loop.run_turn(agent(loop), "hi")
     assert result.answer == "in time"
     rows = sorted(llm_rows(loop.runtime), key=lambda r: r.id)
     assert [r.success for r in rows] == [False, True]
@@ -170,7 +181,7 @@ def test_bad_arguments_go_back_to_the_model_and_are_retried(make_loop, oryxos_mo
         Reply.tool("echo", {"text": "fixed"}),
         Reply.answer("done"),
     )
-    result = loop.run_turn(FakeProfile(), "go")
+    result = loop.run_turn(agent(loop), "go")
     assert result.success and result.answer == "done"
     outcomes = [(c.result.success, c.result.retryable) for c in result.tool_calls]
     assert outcomes == [(False, True), (False, True), (False, True), (True, False)]
@@ -185,7 +196,7 @@ def test_a_non_retryable_tool_error_ends_the_turn(make_loop, oryxos_model_server
     oryxos_model_server.script(
         Reply.tools(("explode", {}), ("echo", {"text": "never"})), Reply.answer("unreached")
     )
-    result = loop.run_turn(FakeProfile(), "go")
+    result = loop.run_turn(agent(loop), "go")
     assert not result.success and "the disk is on fire" in result.error
     assert len(oryxos_model_server.requests) == 1 and [c.name for c in result.tool_calls] == [
         "explode"
@@ -206,7 +217,7 @@ def test_a_cancelled_turn_stops_before_the_next_model_call_and_keeps_its_history
             cancel.set()
 
     oryxos_model_server.script(Reply.tools(("echo", {"text": "x"}), ("add", {"a": 1, "b": 1})))
-    result = loop.run_turn(FakeProfile(), "go", on_event=on_event, cancel=cancel)
+    result = loop.run_turn(agent(loop), "go", on_event=on_event, cancel=cancel)
     assert result.cancelled and not result.success
     assert len(oryxos_model_server.requests) == 1 and oryxos_model_server.remaining == 0
     assert [c.name for c in result.tool_calls] == ["echo"]  # add was not run
@@ -222,7 +233,7 @@ def test_a_turn_cancelled_while_the_model_answers_leaves_no_unanswered_tool_call
     cancel = threading.Event()
     oryxos_model_server.script(Reply.tools(("echo", {"text": "a"}), ("add", {"a": 1, "b": 2})))
     result = loop.run_turn(
-        FakeProfile(), "go", on_event=lambda kind, data: cancel.set(), cancel=cancel
+        agent(loop), "go", on_event=lambda kind, data: cancel.set(), cancel=cancel
     )
     assert result.cancelled and result.tool_calls == []
     history = loop.runtime.sessions.get(result.session_id).messages
@@ -234,11 +245,12 @@ def test_a_turn_cancelled_while_the_model_answers_leaves_no_unanswered_tool_call
 def test_history_carries_over_between_turns(make_loop, oryxos_model_server):
     loop = make_loop()
     oryxos_model_server.script(Reply.answer("first answer"), Reply.answer("second answer"))
-    one = loop.run_turn(FakeProfile(), "first question")
-    two = loop.run_turn(FakeProfile(), "second question")
+    one = loop.run_turn(agent(loop), "first question")
+    two = loop.run_turn(agent(loop), "second question")
     assert one.session_id == two.session_id == "cli:local:tester"
-    contents = [m["content"] for m in oryxos_model_server.requests[1]["messages"]]
-    assert contents == ["You are tester.", "first question", "first answer", "second question"]
+    system, *rest = oryxos_model_server.requests[1]["messages"]
+    assert system["role"] == "system" and "You are tester." in system["content"]
+    assert [m["content"] for m in rest] == ["first question", "first answer", "second question"]
 
 
 def test_unknown_provider_and_unset_key_fail_before_any_call(
@@ -246,7 +258,7 @@ def test_unknown_provider_and_unset_key_fail_before_any_call(
 ):
     loop = make_loop()
     with pytest.raises(NotFoundError, match="unknown provider 'nope'"):
-        loop.run_turn(FakeProfile(provider_name="nope"), "hi")
+        loop.run_turn(agent(loop, provider_name="nope"), "hi")
     text = oryxos_workspace.config_file.read_text()
     oryxos_workspace.config_file.write_text(
         text.replace("sk-scripted-test", "${ORYXOS_TEST_UNSET_KEY}")
@@ -255,7 +267,8 @@ def test_unknown_provider_and_unset_key_fail_before_any_call(
     runtime = Runtime.load(oryxos_workspace, loop_runtime_pm())
     try:
         with pytest.raises(ConfigError, match="ORYXOS_TEST_UNSET_KEY is not set"):
-            ReActLoop(runtime, prompt_builder=SimplePromptBuilder()).run_turn(FakeProfile(), "x")
+            fresh = ReActLoop(runtime)
+            fresh.run_turn(agent(fresh), "x")
     finally:
         runtime.close()
     assert oryxos_model_server.requests == []
@@ -276,7 +289,9 @@ def test_a_fallback_provider_answers_when_the_primary_fails(
         use_model_server(oryxos_workspace, backup, name="backup")
         loop = make_loop(max_retries=0)  # rewrites "default" and makes it the default again
         oryxos_model_server.script(Reply.error(500))
-        result = loop.run_turn(FakeProfile(fallback="backup"), "hi")
+        result = ReActLoop(loop.runtime, prompt_builder=SimplePromptBuilder()).run_turn(
+            FakeProfile(fallback="backup"), "hi"
+        )
     assert result.answer == "from the fallback"
     rows = sorted(llm_rows(loop.runtime), key=lambda r: r.id)
     assert [(r.provider, r.success) for r in rows] == [("default", False), ("backup", True)]
@@ -291,7 +306,7 @@ def test_a_fallback_can_be_set_on_the_provider_entry(
         use_model_server(oryxos_workspace, backup, name="backup")
         loop = make_loop(max_retries=1, fallback="backup")
         oryxos_model_server.script(Reply.error(503), Reply.error(503))
-        result = loop.run_turn(FakeProfile(provider_name=None), "hi")
+        result = loop.run_turn(agent(loop, provider_name=None), "hi")
     assert result.answer == "backup here"
     rows = sorted(llm_rows(loop.runtime), key=lambda r: r.id)
     assert [(r.provider, r.attempt, r.success) for r in rows] == [
@@ -312,11 +327,12 @@ def test_twenty_concurrent_sessions_keep_separate_histories(make_loop, oryxos_mo
 
     oryxos_model_server.responder = respond
     errors = []
+    profile = agent(loop)
 
     def converse(n):
         try:
             for turn in range(2):
-                result = loop.run_turn(FakeProfile(), f"s{n}-t{turn}", session_id=f"s-{n}")
+                result = loop.run_turn(profile, f"s{n}-t{turn}", session_id=f"s-{n}")
                 assert result.answer == f"answer to s{n}-t{turn}", result
         except Exception as err:  # reported below: an assert in a thread is not a failure
             errors.append(err)
@@ -343,9 +359,8 @@ def test_turns_on_one_session_are_serialised(make_loop, oryxos_model_server):
     oryxos_model_server.responder = lambda body: Reply.answer(
         f"re:{body['messages'][-1]['content']}"
     ).after(0.1)
-    threads = [
-        threading.Thread(target=loop.run_turn, args=(FakeProfile(), f"m{n}")) for n in range(4)
-    ]
+    profile = agent(loop)
+    threads = [threading.Thread(target=loop.run_turn, args=(profile, f"m{n}")) for n in range(4)]
     for t in threads:
         t.start()
     for t in threads:
@@ -365,8 +380,8 @@ def test_hook_oryxos_after_llm_call(oryxos_workspace, oryxos_model_server):
     runtime = Runtime.load(oryxos_workspace, get_plugin_manager(plugins=[plugin], environ={}))
     try:
         oryxos_model_server.script(Reply.error(502), Reply.answer("ok"))
-        loop = ReActLoop(runtime, prompt_builder=SimplePromptBuilder())
-        loop.run_turn(FakeProfile(tools=[]), "hi")
+        loop = ReActLoop(runtime)
+        loop.run_turn(agent(loop, tools=[]), "hi")
     finally:
         runtime.close()
     assert [(r.attempt, r.success, r.provider) for r in seen] == [

@@ -8,10 +8,7 @@ import sys
 
 import pytest
 import yaml
-from loop_doubles import FakeProfile, SimplePromptBuilder
 
-from oryxos.loop import ReActLoop
-from oryxos.runtime import Runtime
 from oryxos.testing import Reply, use_model_server
 
 
@@ -48,14 +45,12 @@ def test_provider_list_without_providers(oryxos_cli):
 
 def test_session_list_show_and_archive(oryxos_cli, oryxos_workspace, oryxos_model_server):
     use_model_server(oryxos_workspace, oryxos_model_server)
-    runtime = Runtime.load(oryxos_workspace)
-    try:
-        oryxos_model_server.script(Reply.answer("hello there"))
-        ReActLoop(runtime, prompt_builder=SimplePromptBuilder()).run_turn(
-            FakeProfile(tools=[]), "hi"
-        )
-    finally:
-        runtime.close()
+    (oryxos_workspace.agents_dir / "tester").mkdir()
+    (oryxos_workspace.agents_dir / "tester" / "AGENT.md").write_text(
+        "---\nname: tester\nprovider:\n  name: default\n---\nTest agent.\n"
+    )
+    oryxos_model_server.script(Reply.answer("hello there"))
+    assert oryxos_cli.invoke(["chat", "-p", "tester", "-m", "hi"]).exit_code == 0
     listed = json.loads(oryxos_cli.invoke(["session", "list", "--json"]).output)
     assert listed["total"] == 1
     (row,) = listed["sessions"]
