@@ -147,6 +147,7 @@ class Conversation:
         )
         self.session_id = record.session_id
         self.previous_messages = len(record.messages)
+        self._worker: threading.Thread | None = None
 
     def run(self) -> None:
         self._warm_up()
@@ -174,6 +175,13 @@ class Conversation:
                     break
                 continue
             self._turn(line)
+        self._finish_cancelled_turn()
+
+    def _finish_cancelled_turn(self) -> None:
+        """Let a cancelled turn save its session before the runtime closes the database."""
+        if self._worker is not None and self._worker.is_alive():
+            click.echo("(waiting for the cancelled turn to stop…)", err=True)
+            self._worker.join(60)
 
     def _warm_up(self) -> None:
         """Start importing the provider library now, while the person types."""
@@ -250,6 +258,7 @@ class Conversation:
                 outcome["error"] = err
 
         worker = threading.Thread(target=work, name="oryxos-chat-turn", daemon=True)
+        self._worker = worker
         spinner.start()
         worker.start()
         try:
