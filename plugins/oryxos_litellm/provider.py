@@ -163,11 +163,11 @@ def to_response(response: Any, model: str) -> ProviderResponse:
 
 def provider_error(exc: Exception, provider: str) -> ProviderError:
     """Classify a litellm/openai exception: status code, Retry-After, retryable or not."""
-    import openai
-
+    litellm = load_litellm()
+    timeout = isinstance(exc, litellm.Timeout)
+    connection = timeout or isinstance(exc, litellm.APIConnectionError)
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
-    connection = isinstance(exc, openai.APIConnectionError)  # includes timeouts
     retry_after = None
     for source in (getattr(exc, "response", None), exc):
         headers = getattr(source, "headers", None) or getattr(
@@ -180,7 +180,7 @@ def provider_error(exc: Exception, provider: str) -> ProviderError:
                 retry_after = None
             if retry_after is not None:
                 break
-    kind = "timed out" if isinstance(exc, openai.APITimeoutError) else type(exc).__name__
+    kind = "timed out" if timeout else type(exc).__name__
     detail = str(exc).split("\n")[0][:300]
     status_text = f"HTTP {status} " if status and not connection else ""
     return ProviderError(
