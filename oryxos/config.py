@@ -34,7 +34,11 @@ class ProviderConfig(Section):
     api_key: SecretRef | None = Field(default=None, description="usually ${SOME_API_KEY}")
     timeout: float = Field(default=60.0, gt=0, description="seconds per request")
     max_retries: int = Field(default=2, ge=0, le=10, description="retries on 429/5xx/timeouts")
+    # Base of the exponential backoff between retries (seconds); Retry-After wins when sent.
+    retry_backoff: float = Field(default=0.5, ge=0, le=60, description="backoff base, seconds")
     params: dict[str, Any] = Field(default_factory=dict, description="extra litellm parameters")
+    # Another provider name, tried (with its own retries) when this one has failed for good.
+    fallback: str | None = Field(default=None, description="provider to try when this one fails")
 
 
 class StorageConfig(Section):
