@@ -100,6 +100,19 @@ class MemoryConfig(Section):
     max_prompt_chars: int = Field(default=4000, gt=0)
 
 
+class McpConfig(Section):
+    """MCP client settings; the servers themselves are listed in .oryxos/mcp_servers.yaml."""
+
+    start_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="for a server to start and list its tools"
+    )
+    call_timeout_seconds: float = Field(default=60.0, gt=0, description="per tool call")
+    restart_backoff_seconds: float = Field(
+        default=1.0, ge=0, description="first delay between restarts of a failing server"
+    )
+    restart_backoff_max_seconds: float = Field(default=60.0, ge=0)
+
+
 class Config(Section):
     """The whole of config.yaml."""
 
@@ -112,6 +125,8 @@ class Config(Section):
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    # MCP client timeouts (issue 8; the servers are in mcp_servers.yaml, not here)
+    mcp: McpConfig = Field(default_factory=McpConfig)
 
     #: Where the file was read from (not a key of the file).
     _source: str = PrivateAttr(default="")

@@ -32,6 +32,7 @@ class Runtime:
         self.pm = pm
         self._lock = threading.RLock()
         self._started = False
+        self._shut_down = False
 
     @classmethod
     def load(cls, workspace: Workspace, pm: PluginManager | None = None) -> Runtime:
@@ -128,8 +129,11 @@ class Runtime:
     def close(self) -> None:
         """Tell plugins to stop and close the database; safe to call twice."""
         with self._lock:
-            if self._started:
+            # The catalog may hold resources without startup() (the MCP plugin starts its
+            # servers when the catalog is built), so a runtime that built one shuts down too.
+            if self._started or ("catalog" in self.__dict__ and not self._shut_down):
                 self._started = False
+                self._shut_down = True
                 self.pm.hook.oryxos_shutdown(runtime=self)
             storage = self.__dict__.pop("storage", None)
             if storage is not None:
