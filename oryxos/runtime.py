@@ -32,7 +32,9 @@ class Runtime:
         self.pm = pm
         self._lock = threading.RLock()
         self._started = False
-        self._shut_down = False
+        # Set once the catalog is (being) built: plugins may start things then (the MCP plugin
+        # starts its servers), so close() must call oryxos_shutdown even without startup().
+        self._needs_shutdown = False
 
     @classmethod
     def load(cls, workspace: Workspace, pm: PluginManager | None = None) -> Runtime:
@@ -86,6 +88,7 @@ class Runtime:
         from oryxos.catalog import ToolCatalog
 
         catalog = ToolCatalog()
+        self._needs_shutdown = True  # even if a plugin fails below, what others started stops
         return self._collect("oryxos_register_tools", catalog, catalog=catalog)
 
     @cached_property
@@ -129,11 +132,8 @@ class Runtime:
     def close(self) -> None:
         """Tell plugins to stop and close the database; safe to call twice."""
         with self._lock:
-            # The catalog may hold resources without startup() (the MCP plugin starts its
-            # servers when the catalog is built), so a runtime that built one shuts down too.
-            if self._started or ("catalog" in self.__dict__ and not self._shut_down):
-                self._started = False
-                self._shut_down = True
+            if self._started or self._needs_shutdown:
+                self._started = self._needs_shutdown = False
                 self.pm.hook.oryxos_shutdown(runtime=self)
             storage = self.__dict__.pop("storage", None)
             if storage is not None:

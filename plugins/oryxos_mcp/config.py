@@ -161,10 +161,9 @@ _SECRET_PREFIXES = (
     ("AKIA", "an AWS access key"),
     ("AIza", "a Google API key"),
 )
-_SECRET_OPTION = re.compile(
-    r"^--?[A-Za-z0-9_-]*(token|secret|password|passwd|api[-_]?key|apikey|auth|credential|pat)"
-    r"[A-Za-z0-9_-]*$",
-    re.IGNORECASE,
+_SECRET_WORDS = frozenset(
+    {"token", "secret", "password", "passwd", "pass", "key", "apikey", "auth", "pat"}
+    | {"credential", "credentials", "accesstoken", "authtoken"}
 )
 _URL_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
 
@@ -183,15 +182,23 @@ def _looks_like_token(value: str) -> bool:
     return has_digit and has_alpha and _entropy(value) >= 3.8
 
 
+def _is_secret_option(arg: str) -> bool:
+    """``--api-key``, ``--access_token``, ``-p``-style options whose value is a secret."""
+    if not arg.startswith("-") or arg in ("-", "--"):
+        return False
+    words = re.split(r"[-_.]+", arg.lstrip("-").lower())
+    return any(word in _SECRET_WORDS for word in words)
+
+
 def secret_reasons(argv: list[str]) -> list[str]:
     """Why some arguments of a command look like secrets (the values themselves not shown)."""
     reasons: list[str] = []
     for index, arg in enumerate(argv[1:], start=1):
         option, eq, value = arg.partition("=")
-        if eq and _SECRET_OPTION.match(option) and value:
+        if eq and _is_secret_option(option) and value:
             reasons.append(f"argument {index} ({option}=...) passes a secret-looking option")
             continue
-        if _SECRET_OPTION.match(arg) and index + 1 < len(argv):
+        if _is_secret_option(arg) and not eq and index + 1 < len(argv):
             reasons.append(f"argument {index + 1} is the value of {arg}")
             continue
         candidate = value if eq else arg
