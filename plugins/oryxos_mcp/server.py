@@ -351,7 +351,7 @@ class McpServer:
         except ServerUnavailable as err:
             return CallOutcome(error=str(err), server_down=True)
         timeout = self.settings.call_timeout_seconds
-        future = self.loop.submit(conn.call_tool, tool, arguments, timeout)
+        future = self.loop.submit_call(conn.call_tool, tool, arguments, timeout)
         try:
             result = future.result(timeout=timeout + OUTER_GRACE_SECONDS)
         except (concurrent.futures.TimeoutError, TimeoutError):
