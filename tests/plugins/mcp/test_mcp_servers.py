@@ -393,3 +393,40 @@ def test_no_orphans_when_the_process_exits_without_closing(four_servers, oryxos_
     pids = {int(p) for p in line.split()[1:]}
     assert len(pids) >= 4
     _wait_gone(pids, seconds=3)  # already gone when the process has exited
+
+
+def test_the_zero_code_path_an_agent_md_naming_a_server_gets_its_tools(
+    write_servers, fast_timeouts, make_runtime, oryxos_workspace
+):
+    """mcp_servers.yaml + `mcp_servers: [time]` in AGENT.md → the agent's prompt has the tools."""
+    from oryxos.prompt import PromptBuilder
+
+    fast_timeouts()
+    write_servers(
+        f"""
+        servers:
+          - name: time
+            command: {py_server("mcp-server-time")}
+          - name: everything
+            command: {npm_server("mcp-server-everything")}
+        """
+    )
+    agent_dir = oryxos_workspace.agents_dir / "clock"
+    agent_dir.mkdir()
+    (agent_dir / "AGENT.md").write_text(
+        "---\nname: clock\ndescription: tells the time\nmcp_servers: [time]\ntools: [echo]\n---\n"
+        "Answer with the current time.\n"
+    )
+    runtime = make_runtime()
+    profile = runtime.agents.load("clock")
+    assert profile.wanted_tools() == ["echo", "@mcp:time"]
+    ctx = runtime.catalog.context(agent="clock", runtime=runtime, config=runtime.config)
+    tools = runtime.catalog.build_tools(profile.wanted_tools(), ctx)
+    # the server's tools, plus one tool of another server named on its own; nothing else
+    assert sorted(t.name for t in tools) == ["convert_time", "echo", "get_current_time"]
+    prompt = PromptBuilder(runtime).build(profile, [], tools)
+    names = [schema["function"]["name"] for schema in prompt.tools]
+    assert names == ["convert_time", "echo", "get_current_time"]
+    by_name = {t.name: t for t in tools}
+    result = by_name["get_current_time"].execute({"timezone": "Asia/Shanghai"}, ctx)
+    assert result.success and "Asia/Shanghai" in result.content
