@@ -172,6 +172,8 @@ class McpManager:
             if self._closed:
                 return
             self._closed = True
+        for server in self.servers.values():
+            server.closed = True  # a late call must not start a process nobody will stop
         pending = [server.request_stop() for server in self.servers.values()]
         for conn in pending:
             if conn is not None:

@@ -243,6 +243,7 @@ class McpServer:
     error: str | None = None
     tools: list[ToolInfo] = field(default_factory=list)
     restarts: int = 0
+    closed: bool = False  # set when the runtime stops: no restart after that
     _conn: _Connection | None = field(default=None, repr=False)
     _failures: int = field(default=0, repr=False)
     _next_attempt: float = field(default=0.0, repr=False)
@@ -317,6 +318,8 @@ class McpServer:
             conn = self._conn
             if self.state == "running" and conn is not None and not conn.closed:
                 return conn
+            if self.closed:
+                raise ServerUnavailable(f"MCP server {self.name!r} is stopped (OryxOS is stopping)")
             wait = self._next_attempt - time.monotonic()
             if wait > 0:
                 raise ServerUnavailable(

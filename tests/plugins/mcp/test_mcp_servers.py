@@ -430,3 +430,17 @@ def test_the_zero_code_path_an_agent_md_naming_a_server_gets_its_tools(
     by_name = {t.name: t for t in tools}
     result = by_name["get_current_time"].execute({"timezone": "Asia/Shanghai"}, ctx)
     assert result.success and "Asia/Shanghai" in result.content
+
+
+def test_a_call_after_close_does_not_start_the_server_again(
+    write_servers, fast_timeouts, make_runtime
+):
+    fast_timeouts()
+    write_servers(f"servers:\n  - name: time\n    command: {py_server('mcp-server-time')}\n")
+    runtime = make_runtime()
+    tool = runtime.catalog.build("get_current_time", runtime.catalog.context())
+    before = set(children())
+    runtime.close()
+    result = tool.execute({"timezone": "UTC"}, runtime.catalog.context())
+    assert not result.success and "is stopped" in result.error_message
+    assert not [c for p, c in children().items() if p not in before and "mcp-server" in c]
