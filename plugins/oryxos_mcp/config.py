@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from oryxos.errors import ConfigError, FileProblemError, Problem
+from oryxos.secrets import register_secret
 from oryxos.yamlfile import (
     Located,
     MissingVariable,
@@ -97,8 +98,6 @@ class ServerSpec:
 
     def resolve_env(self, environ: dict[str, str] | None = None) -> dict[str, str]:
         """The env mapping with ``${VAR}`` expanded; a missing variable is a ConfigError."""
-        from oryxos.secrets import register_secret
-
         out: dict[str, str] = {}
         problems = []
         for key, template in self.env_template.items():
@@ -190,29 +189,40 @@ def _is_secret_option(arg: str) -> bool:
     return any(word in _SECRET_WORDS for word in words)
 
 
-def secret_reasons(argv: list[str]) -> list[str]:
-    """Why some arguments of a command look like secrets (the values themselves not shown)."""
-    reasons: list[str] = []
+def find_secrets(argv: list[str]) -> list[tuple[str, str]]:
+    """``(reason, value)`` for each argument of a command that looks like a secret.
+
+    The reason names the argument's position, never its value; the value is returned so that
+    the caller can mask it in logs (a server may echo its arguments on stderr).
+    """
+    found: list[tuple[str, str]] = []
     for index, arg in enumerate(argv[1:], start=1):
         option, eq, value = arg.partition("=")
         if eq and _is_secret_option(option) and value:
-            reasons.append(f"argument {index} ({option}=...) passes a secret-looking option")
+            found.append((f"argument {index} ({option}=...) passes a secret-looking option", value))
             continue
         if _is_secret_option(arg) and not eq and index + 1 < len(argv):
-            reasons.append(f"argument {index + 1} is the value of {arg}")
+            found.append((f"argument {index + 1} is the value of {arg}", argv[index + 1]))
             continue
         candidate = value if eq else arg
-        if _URL_PASSWORD.match(candidate):
-            reasons.append(f"argument {index} is a URL with a password in it")
+        url = _URL_PASSWORD.match(candidate)
+        if url:
+            password = candidate[: url.end() - 1].rsplit(":", 1)[1]
+            found.append((f"argument {index} is a URL with a password in it", password))
             continue
         for prefix, kind in _SECRET_PREFIXES:
             if candidate.startswith(prefix) and len(candidate) >= len(prefix) + 8:
-                reasons.append(f"argument {index} looks like {kind} ({prefix}...)")
+                found.append((f"argument {index} looks like {kind} ({prefix}...)", candidate))
                 break
         else:
             if _looks_like_token(candidate):
-                reasons.append(f"argument {index} looks like a token (long and random)")
-    return reasons
+                found.append((f"argument {index} looks like a token (long and random)", candidate))
+    return found
+
+
+def secret_reasons(argv: list[str]) -> list[str]:
+    """Why some arguments of a command look like secrets (the values themselves not shown)."""
+    return [reason for reason, _ in find_secrets(argv)]
 
 
 # Loading -------------------------------------------------------------------------------------
@@ -284,7 +294,8 @@ def parse_servers(text: str, filename: str) -> ServersConfig:
         if spec is not None:
             result.servers.append(spec)
             cmd_line = located.line_of(("servers", index, "command"))
-            for reason in secret_reasons(list(spec.argv)):
+            for reason, value in find_secrets(list(spec.argv)):
+                register_secret(value)  # masked in logs, even if the server echoes it
                 result.warnings.append(
                     f"{filename}:{cmd_line}: {where}.command: {reason}; a command line is "
                     "visible to every user of the machine — pass secrets through env: as "

@@ -307,3 +307,17 @@ def test_the_config_copy_is_the_template():
 
     repo = Path(__file__).resolve().parents[3]
     assert (repo / "config" / "mcp_servers.yaml.example").read_text() == _example_text()
+
+
+def test_a_secret_in_command_is_masked_in_logs_once_the_file_is_read():
+    from oryxos.secrets import mask
+
+    parse(
+        """
+        servers:
+          - name: gh
+            command: server --token=ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8 postgresql://u:pw-in-url-77@h/db
+        """
+    )
+    assert mask("echo ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8") == "echo ***"
+    assert mask("password pw-in-url-77") == "password ***"
