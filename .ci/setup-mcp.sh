@@ -14,7 +14,8 @@ if [ -x .venv/bin/python ] && [ -z "${VIRTUAL_ENV:-}" ] && [ -z "${CI:-}" ]; the
   PYTHON=.venv/bin/python
 fi
 
-"$PYTHON" -m pip install --quiet mcp-server-time mcp-server-git
+# "mcp>=2": never let a server's requirements move OryxOS's SDK back to 1.x.
+"$PYTHON" -m pip install --quiet mcp-server-time mcp-server-git "mcp>=2"
 
 PREFIX=.test-servers
 need_npm=0
