@@ -34,7 +34,11 @@ class ProviderConfig(Section):
     api_key: SecretRef | None = Field(default=None, description="usually ${SOME_API_KEY}")
     timeout: float = Field(default=60.0, gt=0, description="seconds per request")
     max_retries: int = Field(default=2, ge=0, le=10, description="retries on 429/5xx/timeouts")
+    # Base of the exponential backoff between retries (seconds); Retry-After wins when sent.
+    retry_backoff: float = Field(default=0.5, ge=0, le=60, description="backoff base, seconds")
     params: dict[str, Any] = Field(default_factory=dict, description="extra litellm parameters")
+    # Another provider name, tried (with its own retries) when this one has failed for good.
+    fallback: str | None = Field(default=None, description="provider to try when this one fails")
 
 
 class StorageConfig(Section):
@@ -51,12 +55,39 @@ class ShellSandboxConfig(Section):
     timeout_seconds: float = Field(default=30.0, gt=0)
     max_output_bytes: int = Field(default=65536, gt=0)
 
+    @field_validator("allowed_commands")
+    @classmethod
+    def _commands(cls, value: list[str]) -> list[str]:
+        # an entry the sandbox would always refuse is a mistake worth reporting at load time
+        from oryxos.sandbox import shell_entry_problem
+
+        for entry in value:
+            problem = shell_entry_problem(entry)
+            if problem:
+                raise ValueError(problem)
+        return value
+
 
 class HttpSandboxConfig(Section):
     allowed_domains: list[str] = Field(default_factory=list)
     allow_link_local: bool = Field(
         default=False, description="allow 169.254.0.0/16 and cloud metadata addresses"
     )
+
+    @field_validator("allowed_domains")
+    @classmethod
+    def _domains(cls, value: list[str]) -> list[str]:
+        from oryxos.sandbox import parse_host_pattern
+
+        for entry in value:
+            try:
+                parse_host_pattern(entry)
+            except ValueError as err:
+                raise ValueError(
+                    f"{entry!r} is not a host or *.domain entry ({err}); "
+                    "e.g. api.example.com or '*.feishu.cn'"
+                ) from None
+        return value
 
 
 class SandboxConfig(Section):
@@ -113,6 +144,35 @@ class McpConfig(Section):
     restart_backoff_max_seconds: float = Field(default=60.0, ge=0)
 
 
+class HttpToolsConfig(Section):
+    """Limits of the HTTP tools (http_get ... download_file, web_search); which hosts they may
+    reach is ``sandbox.http``."""
+
+    timeout_seconds: float = Field(default=30.0, gt=0, description="per request (connect+read)")
+    max_response_bytes: int = Field(
+        default=2 * 1024 * 1024, gt=0, description="body bytes read; the rest is cut"
+    )
+    max_download_bytes: int = Field(
+        default=25 * 1024 * 1024, gt=0, description="download_file refuses larger files"
+    )
+    max_redirects: int = Field(default=5, ge=0, le=20)
+    user_agent: str = Field(default="OryxOS (+https://github.com/oryxos/oryxos)")
+
+
+class WebSearchConfig(Section):
+    """The web_search tool's back-end; without one the tool is not offered to agents."""
+
+    backend: Literal["searxng", "brave"] | None = Field(
+        default=None, description="searxng (self-hosted) or brave (Brave Search API)"
+    )
+    url: str | None = Field(
+        default=None,
+        description="searxng: the instance's base URL; brave: defaults to the public endpoint",
+    )
+    api_key: SecretRef | None = Field(default=None, description="brave: ${BRAVE_API_KEY}")
+    max_results: int = Field(default=5, ge=1, le=20)
+
+
 class Config(Section):
     """The whole of config.yaml."""
 
@@ -127,6 +187,9 @@ class Config(Section):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     # MCP client timeouts (issue 8; the servers are in mcp_servers.yaml, not here)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    # issue 6: limits of the HTTP tools, and the web_search back-end
+    http_tools: HttpToolsConfig = Field(default_factory=HttpToolsConfig)
+    web_search: WebSearchConfig = Field(default_factory=WebSearchConfig)
 
     #: Where the file was read from (not a key of the file).
     _source: str = PrivateAttr(default="")
@@ -141,6 +204,8 @@ class Config(Section):
         refs = [p.api_key for p in self.providers.values() if p.api_key]
         if self.server.api_token:
             refs.append(self.server.api_token)
+        if self.web_search.api_key:
+            refs.append(self.web_search.api_key)
         return refs
 
 

@@ -36,6 +36,23 @@ def fast_timeouts(oryxos_workspace) -> Callable[..., None]:
 
 
 @pytest.fixture
+def disable_plugins(oryxos_workspace) -> Callable[..., None]:
+    """Add plugin names to ``plugins.disabled`` of the workspace's config.yaml."""
+
+    def disable(*names: str) -> None:
+        import yaml
+
+        path = oryxos_workspace.config_file
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        plugins = data.setdefault("plugins", {}) or {}
+        plugins["disabled"] = [*(plugins.get("disabled") or []), *names]
+        data["plugins"] = plugins
+        path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+    return disable
+
+
+@pytest.fixture
 def make_runtime(oryxos_workspace, oryxos_make_pm) -> Iterator[Callable[..., object]]:
     """Runtimes on the test workspace (with optional inline plugins), all closed afterwards."""
     from oryxos.runtime import Runtime
@@ -43,7 +60,11 @@ def make_runtime(oryxos_workspace, oryxos_make_pm) -> Iterator[Callable[..., obj
     made = []
 
     def make(plugins=()):
-        runtime = Runtime.load(oryxos_workspace, oryxos_make_pm(plugins=list(plugins)))
+        from oryxos.config import load_config
+
+        disabled = load_config(oryxos_workspace.config_file).plugins.disabled
+        pm = oryxos_make_pm(plugins=list(plugins), disabled=disabled)
+        runtime = Runtime.load(oryxos_workspace, pm)
         made.append(runtime)
         return runtime
 

@@ -37,13 +37,15 @@ def _pid_of(runtime, needle: str) -> int:
 
 
 @pytest.fixture
-def four_servers(write_servers, fast_timeouts, tmp_path):
+def four_servers(write_servers, fast_timeouts, disable_plugins, tmp_path):
     data = tmp_path / "shared"
     data.mkdir()
     (data / "note.txt").write_text("hello from the filesystem server\n")
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     fast_timeouts(start=20, call=15)
+    # the Filesystem server's read_file/write_file clash with the built-in file tools (below)
+    disable_plugins("files")
     write_servers(
         f"""
         servers:
@@ -335,6 +337,22 @@ def test_a_name_clash_with_another_plugin_names_both_sources(
     started = set(children()) - before
     runtime.close()  # what the CLI does on the error: the servers stop, none is left behind
     _wait_gone(started)
+
+
+def test_the_filesystem_server_clashes_with_the_built_in_file_tools(
+    write_servers, fast_timeouts, make_runtime, tmp_path
+):
+    """The documented real-world clash: both sources are named, and the error says where."""
+    fast_timeouts()
+    write_servers(
+        f"servers:\n  - name: fs\n    command: {npm_server('mcp-server-filesystem')} {tmp_path}\n"
+    )
+    runtime = make_runtime()
+    with pytest.raises(StartupError) as info:
+        runtime.catalog
+    message = str(info.value)
+    assert "is registered twice" in message
+    assert "files" in message and "MCP server 'fs'" in message
 
 
 def test_two_servers_offering_the_same_tool_name_clash(write_servers, fast_timeouts, make_runtime):
