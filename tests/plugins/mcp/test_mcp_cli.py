@@ -108,3 +108,28 @@ def test_mcp_help_does_not_import_the_sdk(tmp_path):
     ).stdout
     assert "list" in out and "tools" in out
     assert "MCP_IMPORTED False" in out
+
+
+def test_oryxos_tool_run_calls_an_mcp_tool_through_the_executor(oryxos_cli, write_servers):
+    """`oryxos tool run` on an MCP tool: schema check, audit row, and no process left behind."""
+    from oryxos.runtime import Runtime
+    from oryxos.storage import AuditQuery
+
+    write_servers(f"servers:\n  - name: ev\n    command: {npm_server('mcp-server-everything')}\n")
+    before = set(children())
+    ok = oryxos_cli.invoke(["tool", "run", "echo", "--input", '{"message": "hi"}'])
+    assert ok.exit_code == 0, ok.output
+    assert ok.stdout.strip() == "Echo: hi"
+
+    bad = oryxos_cli.invoke(["tool", "run", "echo", "--input", '{"message": 5}'])
+    assert bad.exit_code == 1 and "message" in bad.stderr  # jsonschema, before the server
+
+    listed = json.loads(oryxos_cli.invoke(["tool", "list", "--json"]).stdout)
+    echo = next(row for row in listed["tools"] if row["name"] == "echo")
+    assert echo["groups"] == ["mcp:ev"] and echo["plugin"].startswith("MCP server 'ev'")
+
+    left = {pid: cmd for pid, cmd in children().items() if pid not in before}
+    assert not [cmd for cmd in left.values() if "mcp-server" in cmd]
+    with Runtime.load(oryxos_cli.workspace) as runtime:
+        rows = runtime.storage.audit.tool_invocations(AuditQuery(tool_name="echo")).items
+    assert sorted(row.success for row in rows) == [False, True]
