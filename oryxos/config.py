@@ -131,6 +131,19 @@ class MemoryConfig(Section):
     max_prompt_chars: int = Field(default=4000, gt=0)
 
 
+class McpConfig(Section):
+    """MCP client settings; the servers themselves are listed in .oryxos/mcp_servers.yaml."""
+
+    start_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="for a server to start and list its tools"
+    )
+    call_timeout_seconds: float = Field(default=60.0, gt=0, description="per tool call")
+    restart_backoff_seconds: float = Field(
+        default=1.0, ge=0, description="first delay between restarts of a failing server"
+    )
+    restart_backoff_max_seconds: float = Field(default=60.0, ge=0)
+
+
 class HttpToolsConfig(Section):
     """Limits of the HTTP tools (http_get ... download_file, web_search); which hosts they may
     reach is ``sandbox.http``."""
@@ -172,6 +185,8 @@ class Config(Section):
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    # MCP client timeouts (issue 8; the servers are in mcp_servers.yaml, not here)
+    mcp: McpConfig = Field(default_factory=McpConfig)
     # issue 6: limits of the HTTP tools, and the web_search back-end
     http_tools: HttpToolsConfig = Field(default_factory=HttpToolsConfig)
     web_search: WebSearchConfig = Field(default_factory=WebSearchConfig)

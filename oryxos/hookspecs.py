@@ -123,7 +123,12 @@ def oryxos_startup(runtime: Runtime) -> None:
 
 @hookspec
 def oryxos_shutdown(runtime: Runtime) -> None:
-    """The runtime is stopping: close what :func:`oryxos_startup` opened. Must not raise."""
+    """The runtime is stopping: close what :func:`oryxos_startup` opened. Must not raise.
+
+    Called once by ``Runtime.close()`` when the runtime was started, or when its tool catalog
+    was built (even if building it failed): registering tools may start things too, such as
+    the MCP plugin's server processes.
+    """
 
 
 @hookspec(firstresult=True)
