@@ -100,6 +100,13 @@ class MemoryConfig(Section):
     max_prompt_chars: int = Field(default=4000, gt=0)
 
 
+class NotifyConfig(Section):
+    """Deliveries to notify channels (the channels themselves are stored, not configured)."""
+
+    timeout_seconds: float = Field(default=10.0, gt=0, le=300, description="per HTTP request")
+    retries: int = Field(default=1, ge=0, le=5, description="more attempts on 5xx/timeouts")
+
+
 class Config(Section):
     """The whole of config.yaml."""
 
@@ -112,6 +119,8 @@ class Config(Section):
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    # Notify channel deliveries: timeout and retries (issue 7; channels live in the database).
+    notify: NotifyConfig = Field(default_factory=NotifyConfig)
 
     #: Where the file was read from (not a key of the file).
     _source: str = PrivateAttr(default="")

@@ -19,6 +19,7 @@ from oryxos.workspace import Workspace
 if TYPE_CHECKING:
     from oryxos.catalog import ToolCatalog
     from oryxos.memory import Memory
+    from oryxos.notify import NotifyService
     from oryxos.plugins import PluginManager
     from oryxos.storage import Storage
 
@@ -140,6 +141,13 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @cached_property
+    def notify(self) -> NotifyService:
+        """The notify channel registry and delivery (see oryxos.notify)."""
+        from oryxos.notify import NotifyService
+
+        return NotifyService(self)
 
 
 def disabled_plugins_for(workspace: Workspace) -> list[str]:
