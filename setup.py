@@ -5,11 +5,12 @@ top-level import package per built-in plugin in ``plugins/`` (so that any plugin
 to a distribution of its own without a rename).
 """
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, find_packages, setup
 
 plugin_packages = find_packages("plugins", include=["oryxos_*"])
 
 setup(
-    packages=find_packages(".", include=["oryxos", "oryxos.*"]) + plugin_packages,
+    # namespace discovery so that data folders (oryxos/templates/...) ship with the package
+    packages=find_namespace_packages(".", include=["oryxos", "oryxos.*"]) + plugin_packages,
     package_dir={name: "plugins/" + name.replace(".", "/") for name in plugin_packages},
 )

@@ -42,13 +42,11 @@ class OryxGroup(click.Group):
             ctx.exit(130)
         except Exception as err:
             state = ctx.find_object(CliState)
-            log.error("internal error: %s", err, exc_info=True)
+            verbose = state is not None and state.verbose > 0
+            # The traceback goes to the log file always, to the console only with -v.
+            log.error("internal error", exc_info=True, extra={"console": verbose})
             click.echo(f"error: internal error: {type(err).__name__}: {err}", err=True)
-            if state is not None and state.verbose:
-                import traceback
-
-                traceback.print_exc()
-            else:
+            if not verbose:
                 click.echo("(run with -v to see the traceback)", err=True)
             ctx.exit(EXIT_FAILURE)
         return None  # pragma: no cover - ctx.exit raises

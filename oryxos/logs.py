@@ -49,6 +49,13 @@ class SecretMaskFilter(logging.Filter):
         return True
 
 
+class ConsoleFilter(logging.Filter):
+    """Drop records logged with ``extra={"console": False}`` (meant for the file only)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return getattr(record, "console", True) is not False
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, and any ``extra`` fields."""
 
@@ -70,9 +77,15 @@ class JsonFormatter(logging.Formatter):
 
 
 class ConsoleFormatter(logging.Formatter):
+    """``level: message``; tracebacks only when asked for (``-v``), they are always in the file."""
+
+    def __init__(self, show_tracebacks: bool = False):
+        super().__init__()
+        self.show_tracebacks = show_tracebacks
+
     def format(self, record: logging.LogRecord) -> str:
         text = f"{record.levelname.lower()}: {record.getMessage()}"
-        if record.exc_text and record.levelno >= logging.ERROR:
+        if record.exc_text and self.show_tracebacks:
             text += "\n" + record.exc_text
         return text
 
@@ -108,8 +121,9 @@ def setup_logging(
 
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(console_level)
-    console.setFormatter(ConsoleFormatter())
+    console.setFormatter(ConsoleFormatter(show_tracebacks=verbose > 0))
     console.addFilter(mask_filter)
+    console.addFilter(ConsoleFilter())
     setattr(console, _HANDLER_MARK, True)
     root.addHandler(console)
     levels = [console_level]

@@ -205,7 +205,7 @@ class NotifyChannelStore(Protocol):
     def create(self, record: NotifyChannelRecord) -> NotifyChannelRecord:
         """Insert; ConflictError if the name is taken."""
 
-    def update(self, name: str, **changes: Any) -> NotifyChannelRecord:
+    def update(self, name: str, /, **changes: Any) -> NotifyChannelRecord:
         """Change fields of a channel; NotFoundError if there is none."""
 
     def delete(self, name: str) -> bool: ...

@@ -23,6 +23,9 @@ class Workspace:
 
     path: Path  # the .oryxos directory
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+
     @property
     def project_dir(self) -> Path:
         """The directory that holds ``.oryxos/``; relative paths in config are relative to it."""

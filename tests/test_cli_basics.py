@@ -104,3 +104,21 @@ def test_version(oryxos_cli):
 def test_make_workspace_helper(tmp_path):
     workspace = make_workspace(tmp_path)
     assert workspace.config_file.is_file()
+
+
+def test_an_unexpected_error_is_one_line_without_traceback(oryxos_cli, oryxos_inline_plugin):
+    import click
+
+    def add(cli):
+        @cli.command()
+        def crash():
+            raise RuntimeError("something broke")
+
+    plugin = oryxos_inline_plugin("crasher", oryxos_register_commands=add)
+    result = oryxos_cli.invoke(["crash"], plugins=[plugin])
+    assert result.exit_code == 1
+    assert "error: internal error: RuntimeError: something broke" in result.output
+    assert "Traceback" not in result.output
+    verbose = oryxos_cli.invoke(["-v", "crash"], plugins=[plugin])
+    assert "Traceback" in verbose.output
+    assert click  # the plugin API is plain click

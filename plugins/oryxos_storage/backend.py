@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -225,49 +226,29 @@ class PeeweeSessionStore(_Store):
 
 
 class PeeweeAuditStore(_Store):
-    def record_tool_invocation(self, record: ToolInvocationRecord) -> int:
+    """Audit rows map one-to-one onto the record dataclasses; only JSON and times convert."""
+
+    def _insert(self, model: Any, values: dict[str, Any]) -> int:
+        values.pop("id", None)
+        values["created_at"] = _to_db(values["created_at"])
         with write_transaction(self.db):
-            record.id = (
-                self.m["ToolInvocation"]
-                .insert(
-                    session_id=record.session_id,
-                    agent=record.agent,
-                    channel=record.channel,
-                    tool_name=record.tool_name,
-                    input_json=json.dumps(record.input, ensure_ascii=False, default=str),
-                    result_json=record.result,
-                    success=record.success,
-                    error_message=record.error_message,
-                    duration_ms=int(record.duration_ms),
-                    created_at=_to_db(record.created_at),
-                )
-                .execute()
-            )
-        return int(record.id)
+            return int(model.insert(**values).execute())
+
+    def record_tool_invocation(self, record: ToolInvocationRecord) -> int:
+        values = asdict(record)
+        values["input_json"] = json.dumps(values.pop("input"), ensure_ascii=False, default=str)
+        values["result_json"] = values.pop("result")
+        record.id = self._insert(self.m["ToolInvocation"], values)
+        return record.id
 
     def record_llm_call(self, record: LlmCallRecord) -> int:
-        with write_transaction(self.db):
-            record.id = (
-                self.m["LlmCall"]
-                .insert(
-                    session_id=record.session_id,
-                    agent=record.agent,
-                    provider=record.provider,
-                    model=record.model,
-                    prompt_tokens=int(record.prompt_tokens or 0),
-                    completion_tokens=int(record.completion_tokens or 0),
-                    total_tokens=int(record.total_tokens or 0),
-                    duration_ms=int(record.duration_ms),
-                    success=record.success,
-                    error_message=record.error_message,
-                    attempt=int(record.attempt),
-                    created_at=_to_db(record.created_at),
-                )
-                .execute()
-            )
-        return int(record.id)
+        values = asdict(record)
+        for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            values[key] = int(values[key] or 0)  # providers may report no usage
+        record.id = self._insert(self.m["LlmCall"], values)
+        return record.id
 
-    def _filtered(self, model: Any, query: AuditQuery) -> Any:
+    def _page(self, model: Any, query: AuditQuery, to_record: Any) -> Page[Any]:
         select = model.select()
         if query.session_id:
             select = select.where(model.session_id == query.session_id)
@@ -283,55 +264,27 @@ class PeeweeAuditStore(_Store):
             select = select.where(model.created_at >= _to_db(query.since))
         if query.until:
             select = select.where(model.created_at < _to_db(query.until))
-        return select
+        total = select.count()
+        rows = select.order_by(model.id.desc()).limit(query.limit).offset(query.offset).dicts()
+        return Page([to_record(row) for row in rows], total, query.limit, query.offset)
 
     def tool_invocations(self, query: AuditQuery) -> Page[ToolInvocationRecord]:
-        model = self.m["ToolInvocation"]
-        select = self._filtered(model, query)
-        total = select.count()
-        rows = select.order_by(model.id.desc()).limit(query.limit).offset(query.offset)
-        items = [
-            ToolInvocationRecord(
-                tool_name=r.tool_name,
-                input=json.loads(r.input_json),
-                success=bool(r.success),
-                result=r.result_json,
-                error_message=r.error_message,
-                duration_ms=r.duration_ms,
-                session_id=r.session_id,
-                agent=r.agent,
-                channel=r.channel,
-                id=r.id,
-                created_at=_from_db(r.created_at),  # type: ignore[arg-type]
-            )
-            for r in rows
-        ]
-        return Page(items, total, query.limit, query.offset)
+        def to_record(row: dict[str, Any]) -> ToolInvocationRecord:
+            row["input"] = json.loads(row.pop("input_json"))
+            row["result"] = row.pop("result_json")
+            row["success"] = bool(row["success"])
+            row["created_at"] = _from_db(row["created_at"])
+            return ToolInvocationRecord(**row)
+
+        return self._page(self.m["ToolInvocation"], query, to_record)
 
     def llm_calls(self, query: AuditQuery) -> Page[LlmCallRecord]:
-        model = self.m["LlmCall"]
-        select = self._filtered(model, query)
-        total = select.count()
-        rows = select.order_by(model.id.desc()).limit(query.limit).offset(query.offset)
-        items = [
-            LlmCallRecord(
-                provider=r.provider,
-                model=r.model,
-                success=bool(r.success),
-                duration_ms=r.duration_ms,
-                prompt_tokens=r.prompt_tokens,
-                completion_tokens=r.completion_tokens,
-                total_tokens=r.total_tokens,
-                error_message=r.error_message,
-                session_id=r.session_id,
-                agent=r.agent,
-                attempt=r.attempt,
-                id=r.id,
-                created_at=_from_db(r.created_at),  # type: ignore[arg-type]
-            )
-            for r in rows
-        ]
-        return Page(items, total, query.limit, query.offset)
+        def to_record(row: dict[str, Any]) -> LlmCallRecord:
+            row["success"] = bool(row["success"])
+            row["created_at"] = _from_db(row["created_at"])
+            return LlmCallRecord(**row)
+
+        return self._page(self.m["LlmCall"], query, to_record)
 
 
 class PeeweeWhitelistStore(_Store):
@@ -429,7 +382,7 @@ class PeeweeNotifyChannelStore(_Store):
             raise ConflictError(f"a notify channel named {record.name!r} already exists") from None
         return record
 
-    def update(self, name: str, **changes: Any) -> NotifyChannelRecord:
+    def update(self, name: str, /, **changes: Any) -> NotifyChannelRecord:
         unknown = set(changes) - set(self.FIELDS)
         if unknown:
             raise UsageError(f"cannot change {', '.join(sorted(unknown))} of a notify channel")

@@ -1,0 +1,152 @@
+"""One test per hook: each is called where DESIGN.md says, with what its docstring promises.
+
+``test_docs.py`` fails when a hook lacks a ``test_hook_<name>`` here (or elsewhere in tests/).
+"""
+
+from __future__ import annotations
+
+import types
+
+import click
+import pytest
+
+from oryxos.plugins import get_plugin_manager
+from oryxos.runtime import Runtime
+
+
+def runtime_with(workspace, *plugins) -> Runtime:
+    pm = get_plugin_manager(plugins=list(plugins), environ={})
+    return Runtime.load(workspace, pm)
+
+
+def test_hook_oryxos_addhooks(oryxos_workspace, oryxos_inline_plugin):
+    specs = types.ModuleType("extra_specs")
+    from oryxos.hookspecs import hookspec
+
+    def oryxos_extra_routes(app):
+        """A hook a plugin defines for others."""
+
+    specs.oryxos_extra_routes = hookspec(oryxos_extra_routes)
+    seen = []
+    definer = oryxos_inline_plugin(
+        "definer", oryxos_addhooks=lambda pluginmanager: pluginmanager.add_hookspecs(specs)
+    )
+    user = oryxos_inline_plugin("user", oryxos_extra_routes=lambda app: seen.append(app))
+    pm = get_plugin_manager(plugins=[definer, user], entry_points=False, environ={})
+    assert pm.report.broken == []
+    pm.hook.oryxos_extra_routes(app="the-app")
+    assert seen == ["the-app"]
+
+
+def test_hook_oryxos_register_providers(oryxos_workspace, oryxos_inline_plugin):
+    provider = object()
+    plugin = oryxos_inline_plugin(
+        "prov", oryxos_register_providers=lambda register, config: register("mine", provider)
+    )
+    runtime = runtime_with(oryxos_workspace, plugin)
+    assert runtime.providers.get("mine") is provider
+    assert runtime.providers.owner("mine") == "prov"
+
+
+def test_hook_oryxos_register_tools(oryxos_workspace, oryxos_inline_plugin):
+    def shout(text: str) -> str:
+        """Upper-case the text."""
+        return text.upper()
+
+    plugin = oryxos_inline_plugin(
+        "shouter", oryxos_register_tools=lambda catalog: catalog.register(shout, groups=["fun"])
+    )
+    runtime = runtime_with(oryxos_workspace, plugin)
+    entry = runtime.catalog.get("shout")
+    assert (entry.plugin, entry.groups, entry.description) == (
+        "shouter",
+        frozenset({"fun"}),
+        "Upper-case the text.",
+    )
+    ctx = runtime.catalog.context()
+    assert runtime.catalog.build("shout", ctx).execute({"text": "hi"}, ctx).content == "HI"
+
+
+def test_hook_oryxos_register_channels(oryxos_workspace, oryxos_inline_plugin):
+    channel = types.SimpleNamespace(interactive=False)
+    plugin = oryxos_inline_plugin(
+        "chan", oryxos_register_channels=lambda register: register("bot", channel)
+    )
+    assert runtime_with(oryxos_workspace, plugin).channels.get("bot") is channel
+
+
+def test_hook_oryxos_register_memory(oryxos_workspace, oryxos_inline_plugin):
+    class Notes:
+        def __init__(self, runtime):
+            self.runtime = runtime
+
+    plugin = oryxos_inline_plugin(
+        "notes", oryxos_register_memory=lambda register: register("notes", Notes)
+    )
+    oryxos_workspace.config_file.write_text("memory:\n  backend: notes\n")
+    runtime = runtime_with(oryxos_workspace, plugin)
+    assert isinstance(runtime.memory, Notes) and runtime.memory.runtime is runtime
+
+
+def test_hook_oryxos_register_storage(oryxos_workspace, oryxos_inline_plugin):
+    opened = []
+
+    def factory(url, workspace):
+        opened.append((url, workspace))
+        return types.SimpleNamespace(close=lambda: None)
+
+    plugin = oryxos_inline_plugin(
+        "memdb", oryxos_register_storage=lambda register: register("memdb", factory)
+    )
+    oryxos_workspace.config_file.write_text("storage:\n  backend: memdb\n  url: mem://\n")
+    runtime = runtime_with(oryxos_workspace, plugin)
+    runtime.storage
+    assert opened == [("mem://", oryxos_workspace)]
+    assert set(runtime.storage_backends.names()) >= {"memdb", "peewee"}
+
+
+def test_hook_oryxos_register_notify_adapters(oryxos_workspace, oryxos_inline_plugin):
+    adapter = object()
+    plugin = oryxos_inline_plugin(
+        "slack", oryxos_register_notify_adapters=lambda register: register("slack", adapter)
+    )
+    assert runtime_with(oryxos_workspace, plugin).notify_adapters.get("slack") is adapter
+
+
+def test_hook_oryxos_register_commands(oryxos_cli, oryxos_inline_plugin):
+    def add(cli):
+        @cli.command()
+        def ping():
+            """Answer pong."""
+            click.echo("pong")
+
+    result = oryxos_cli.invoke(
+        ["ping"], plugins=[oryxos_inline_plugin("pinger", oryxos_register_commands=add)]
+    )
+    assert result.exit_code == 0 and result.output == "pong\n"
+
+
+def test_hook_oryxos_startup_and_oryxos_shutdown(oryxos_workspace, oryxos_inline_plugin):
+    events = []
+    plugin = oryxos_inline_plugin(
+        "life",
+        oryxos_startup=lambda runtime: events.append(("start", runtime)),
+        oryxos_shutdown=lambda runtime: events.append(("stop", runtime)),
+    )
+    runtime = runtime_with(oryxos_workspace, plugin)
+    runtime.startup()
+    runtime.startup()  # once only
+    runtime.close()
+    runtime.close()
+    assert events == [("start", runtime), ("stop", runtime)]
+
+
+def test_a_registry_refuses_duplicates_naming_both_plugins(oryxos_workspace, oryxos_inline_plugin):
+    from oryxos.errors import StartupError
+
+    one = oryxos_inline_plugin("one", oryxos_register_providers=lambda register: register("p", 1))
+    two = oryxos_inline_plugin("two", oryxos_register_providers=lambda register: register("p", 2))
+    with pytest.raises(
+        StartupError, match="provider 'p' is registered twice: by plugin one and by plugin two"
+    ):
+        runtime_with(oryxos_workspace, one, two).providers
