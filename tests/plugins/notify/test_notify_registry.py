@@ -164,9 +164,9 @@ def test_an_adapter_without_deliver_is_a_startup_error_naming_the_plugin(
     plugin = inline_plugin(
         "no-deliver", oryxos_register_notify_adapters=lambda register: register("odd", object())
     )
-    with Runtime.load(oryxos_workspace, oryxos_make_pm([plugin])) as runtime:
-        with pytest.raises(StartupError, match="plugin no-deliver: notify channel type 'odd'"):
-            runtime.notify.types()
+    runtime = Runtime.load(oryxos_workspace, oryxos_make_pm([plugin]))
+    with runtime, pytest.raises(StartupError, match="plugin no-deliver: notify channel type 'odd'"):
+        runtime.notify.types()
 
 
 def test_a_channel_whose_type_is_no_longer_provided_is_reported(oryxos_workspace, oryxos_make_pm):
@@ -197,7 +197,7 @@ class SlackAdapter:
         return Delivery(ok, "Slack accepted the message" if ok else "Slack refused", False, 200)
 
 
-def test_hook_oryxos_register_notify_adapters(
+def test_a_third_party_plugin_adds_a_slack_type_without_kernel_changes(
     oryxos_workspace, oryxos_make_pm, oryxos_cli, receiver
 ):
     def oryxos_register_notify_adapters(register):
@@ -236,7 +236,7 @@ def test_a_type_registered_twice_names_both_plugins(oryxos_workspace, oryxos_mak
         "my-feishu",
         oryxos_register_notify_adapters=lambda register: register("feishu", SlackAdapter()),
     )
-    with Runtime.load(oryxos_workspace, oryxos_make_pm([plugin])) as runtime:
-        with pytest.raises(StartupError, match="registered twice: by plugin") as caught:
-            runtime.notify.types()
+    runtime = Runtime.load(oryxos_workspace, oryxos_make_pm([plugin]))
+    with runtime, pytest.raises(StartupError, match="registered twice: by plugin") as caught:
+        runtime.notify.types()
     assert "my-feishu" in str(caught.value) and "notify" in str(caught.value)
