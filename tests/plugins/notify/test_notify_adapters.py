@@ -316,3 +316,28 @@ def test_a_refused_connection_is_reported_and_retried(notify, receiver):
     delivery = notify.send("ops-wecom", "hi")
     assert not delivery.ok and delivery.retryable and delivery.attempts == 2
     assert delivery.detail.startswith("cannot reach 127.0.0.1:")
+
+
+def test_the_verification_snippet_in_the_docs_accepts_a_real_delivery(notify, receiver):
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[3] / "docs/notify.md").read_text()
+    snippet = next(
+        block.split("\n", 1)[1]
+        for block in docs.split("```")
+        if block.startswith("python\n") and "def verify(" in block
+    )
+    namespace: dict = {}
+    exec(compile(snippet, "docs/notify.md", "exec"), namespace)
+    verify = namespace["verify"]
+
+    receiver.default = (200, b"", 0)
+    notify.add("audit-hook", "webhook", receiver.url(), secret="whsec-docs-1")
+    assert notify.send("audit-hook", "signed").ok
+    request = receiver.requests[0]
+    header = request.headers["x-oryxos-signature"]
+    assert verify("whsec-docs-1", request.body, header)["content"] == "signed"
+    with pytest.raises(ValueError, match="bad signature"):
+        verify("whsec-wrong", request.body, header)
+    with pytest.raises(ValueError, match="bad signature"):
+        verify("whsec-docs-1", request.body.replace(b"signed", b"forged"), header)
