@@ -17,6 +17,7 @@ adapter only turns one ``(channel, content)`` into the vendor's request and read
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from dataclasses import dataclass, replace
@@ -306,8 +307,6 @@ class NotifyService:
         if variable is None:
             value = record.secret or None
         else:
-            import os
-
             value = os.environ.get(variable) or None
             if value is None:
                 raise ConfigError(

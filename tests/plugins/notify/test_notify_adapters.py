@@ -341,3 +341,44 @@ def test_the_verification_snippet_in_the_docs_accepts_a_real_delivery(notify, re
         verify("whsec-wrong", request.body, header)
     with pytest.raises(ValueError, match="bad signature"):
         verify("whsec-docs-1", request.body.replace(b"signed", b"forged"), header)
+
+
+# --- Splitting and Markdown detection -----------------------------------------------------
+
+
+def test_split_utf8_keeps_every_character_and_every_limit():
+    import random
+
+    from oryxos_notify.adapters import split_utf8
+
+    rng = random.Random(7)
+    alphabet = "abc xyz 中文字符 ✅🙂\n"
+    for _ in range(200):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 400)))
+        text = "x" + text  # never only white space
+        limit = rng.randrange(4, 64)
+        parts = split_utf8(text, limit)
+        assert all(len(p.encode()) <= limit for p in parts)
+        assert "".join(parts).replace(" ", "").replace("\n", "") == text.replace(" ", "").replace(
+            "\n", ""
+        )
+
+
+@pytest.mark.parametrize(
+    ("text", "markdown"),
+    [
+        ("plain words, 3 * 4 = 12", False),
+        ("price: 5-10 dollars", False),
+        ("# Title", True),
+        ("intro\n- item", True),
+        ("see **this**", True),
+        ("a [link](https://x.example)", True),
+        ("> quoted", True),
+        ("```\ncode\n```", True),
+        ("1. first", True),
+    ],
+)
+def test_markdown_detection(text, markdown):
+    from oryxos_notify.adapters import looks_like_markdown
+
+    assert looks_like_markdown(text) is markdown
