@@ -144,6 +144,13 @@ class McpConfig(Section):
     restart_backoff_max_seconds: float = Field(default=60.0, ge=0)
 
 
+class NotifyConfig(Section):
+    """Deliveries to notify channels (the channels themselves are stored, not configured)."""
+
+    timeout_seconds: float = Field(default=10.0, gt=0, le=300, description="per HTTP request")
+    retries: int = Field(default=1, ge=0, le=5, description="more attempts on 5xx/timeouts")
+
+
 class HttpToolsConfig(Section):
     """Limits of the HTTP tools (http_get ... download_file, web_search); which hosts they may
     reach is ``sandbox.http``."""
@@ -187,6 +194,8 @@ class Config(Section):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     # MCP client timeouts (issue 8; the servers are in mcp_servers.yaml, not here)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    # Notify channel deliveries: timeout and retries (issue 7; channels live in the database).
+    notify: NotifyConfig = Field(default_factory=NotifyConfig)
     # issue 6: limits of the HTTP tools, and the web_search back-end
     http_tools: HttpToolsConfig = Field(default_factory=HttpToolsConfig)
     web_search: WebSearchConfig = Field(default_factory=WebSearchConfig)

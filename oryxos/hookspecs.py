@@ -99,7 +99,9 @@ def oryxos_register_notify_adapters(register: Registry[Any]) -> None:
     """Register notify channel types: ``register(type_name, adapter)``.
 
     An adapter turns ``(channel record, content)`` into the vendor's request and reports
-    delivery; the notify tool picks one by the channel's ``type``.
+    delivery; the notify tool picks one by the channel's ``type``. It implements
+    :class:`oryxos.notify.NotifyAdapter`: ``deliver(channel, content, *, secret, timeout) ->
+    Delivery``; the kernel resolves the secret and retries a ``retryable`` failure once.
     """
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from oryxos.executor import ToolExecutor
     from oryxos.loop import ReActLoop
     from oryxos.memory import Memory
+    from oryxos.notify import NotifyService
     from oryxos.plugins import PluginManager
     from oryxos.sandbox import SandboxChecker
     from oryxos.sessions import SessionManager
@@ -200,6 +201,13 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @cached_property
+    def notify(self) -> NotifyService:
+        """The notify channel registry and delivery (see oryxos.notify)."""
+        from oryxos.notify import NotifyService
+
+        return NotifyService(self)
 
 
 def disabled_plugins_for(workspace: Workspace) -> list[str]:
