@@ -1,162 +1,36 @@
-"""An opt-in pytest plugin for OryxOS and its plugin authors.
+"""A scripted OpenAI-compatible chat-completions server, for tests, demos and plugin authors.
 
-Enable it with ``pytest_plugins = ["oryxos.testing"]`` in a conftest.py (or ``-p
-oryxos.testing``). It gives fresh, isolated pieces — never globals:
+Two ways to drive it:
 
-- ``oryxos_make_pm(plugins=..., entry_points=True, disabled=...)`` → a new plugin manager;
-- ``oryxos_pm`` → a new plugin manager with every installed plugin;
-- ``oryxos_workspace`` → a workspace created by ``oryxos init`` in a temporary directory;
-- ``oryxos_inline_plugin(**hooks)`` → a plugin object made from plain functions;
-- ``oryxos_runtime`` → a Runtime on that workspace;
-- ``oryxos_cli`` → runs ``oryxos ...`` in-process on that workspace, optionally with inline
-  plugins, and returns click's Result;
-- ``oryxos_model_server`` → a started :class:`ScriptedModelServer`, an OpenAI-compatible
-  chat-completions server on 127.0.0.1 that answers from a script of :class:`Reply` objects;
-  :func:`use_model_server` points a workspace's provider at it.
+- from Python: ``ScriptedModelServer(replies=[Reply.tool(...), Reply.answer(...)])`` (or the
+  ``oryxos_model_server`` pytest fixture) answers each request with the next :class:`Reply`;
+- from a YAML script, as its own process, so that ``oryxos`` (or ``oryxos serve``) can run offline
+  against it::
+
+      python -m oryxos.testing.server --script script.yaml --port 8700
+
+  The script's format is :class:`Script` (docs/testing.md has the full reference).
+
+This module needs only the standard library and PyYAML (no pytest), so the examples can start
+it with a plain ``pip install -e .``.
 """
 
 from __future__ import annotations
 
+import argparse
 import collections
 import itertools
 import json
+import re
+import sys
 import threading
 import time
-import types
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from oryxos import hookimpl
-from oryxos.plugins import PluginManager, get_plugin_manager
 from oryxos.workspace import Workspace
-
-ORYXOS_ENV = (
-    "ORYXOS_WORKSPACE",
-    "ORYXOS_DISABLE_PLUGINS",
-    "ORYXOS_LOAD_PLUGINS",
-    "ORYXOS_TRACE_PLUGINS",
-    "ORYXOS_LOG_LEVEL",
-)
-
-
-def inline_plugin(name: str = "inline", **hooks: Callable[..., Any]) -> tuple[str, object]:
-    """A ``(name, plugin)`` pair whose hooks are the given functions (marked as hookimpls).
-
-    >>> inline_plugin("hello", oryxos_register_tools=lambda catalog: ...)
-    """
-    plugin = types.SimpleNamespace(__name__=f"inline:{name}")
-    for hook_name, fn in hooks.items():
-        setattr(plugin, hook_name, hookimpl(fn))
-    return name, plugin
-
-
-def make_workspace(directory: Path) -> Workspace:
-    """Create a workspace as ``oryxos init`` does, in ``directory``."""
-    from oryxos.commands.init import create_workspace
-
-    workspace = Workspace(directory / ".oryxos")
-    create_workspace(workspace.path)
-    return workspace
-
-
-class CliInvoker:
-    """Runs the ``oryxos`` CLI in-process against one workspace."""
-
-    def __init__(self, workspace: Workspace):
-        self.workspace = workspace
-
-    def invoke(
-        self,
-        args: Sequence[str],
-        *,
-        plugins: Iterable[tuple[str, object]] = (),
-        input: str | None = None,
-        env: dict[str, str] | None = None,
-        entry_points: bool = True,
-    ) -> Any:
-        from click.testing import CliRunner
-
-        from oryxos.cli import build_cli
-        from oryxos.commands import CliState
-        from oryxos.runtime import disabled_plugins_for
-
-        pm = get_plugin_manager(
-            disabled=disabled_plugins_for(self.workspace),
-            plugins=list(plugins),
-            entry_points=entry_points,
-            environ=env,
-        )
-        cli = build_cli(pm)
-        runner = CliRunner()
-        return runner.invoke(
-            cli,
-            ["--workspace", str(self.workspace.path), *args],
-            input=input,
-            env=env,
-            obj=CliState(pm=pm),
-            catch_exceptions=False,
-        )
-
-
-@pytest.fixture(autouse=True)
-def _oryxos_clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No ORYXOS_* variable of the developer's shell leaks into a test."""
-    for name in ORYXOS_ENV:
-        monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def oryxos_make_pm() -> Callable[..., PluginManager]:
-    def make(
-        plugins: Iterable[tuple[str, object]] = (),
-        *,
-        entry_points: bool = True,
-        disabled: Iterable[str] = (),
-        environ: dict[str, str] | None = None,
-    ) -> PluginManager:
-        return get_plugin_manager(
-            plugins=plugins, entry_points=entry_points, disabled=disabled, environ=environ or {}
-        )
-
-    return make
-
-
-@pytest.fixture
-def oryxos_pm(oryxos_make_pm: Callable[..., PluginManager]) -> PluginManager:
-    return oryxos_make_pm()
-
-
-@pytest.fixture
-def oryxos_inline_plugin() -> Callable[..., tuple[str, object]]:
-    return inline_plugin
-
-
-@pytest.fixture
-def oryxos_workspace(tmp_path: Path) -> Workspace:
-    return make_workspace(tmp_path)
-
-
-@pytest.fixture
-def oryxos_runtime(oryxos_workspace: Workspace, oryxos_pm: PluginManager) -> Any:
-    from oryxos.runtime import Runtime
-
-    runtime = Runtime.load(oryxos_workspace, oryxos_pm)
-    yield runtime
-    runtime.close()
-
-
-@pytest.fixture
-def oryxos_cli(oryxos_workspace: Workspace) -> CliInvoker:
-    return CliInvoker(oryxos_workspace)
-
-
-# --------------------------------------------------------------------------------------------
-# A scripted OpenAI-compatible chat-completions server (real HTTP on 127.0.0.1)
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -223,7 +97,9 @@ class ScriptedModelServer:
         replies: Iterable[Reply] = (),
         *,
         responder: Callable[[dict[str, Any]], Reply] | None = None,
+        log: Any = None,
     ):
+        self.log = log  # a text file: every request body is appended as one JSON line
         self._script: collections.deque[Reply] = collections.deque(replies)
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
@@ -248,6 +124,9 @@ class ScriptedModelServer:
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            if self.log is not None:
+                self.log.write(json.dumps(body) + "\n")
+                self.log.flush()
             if self._script:
                 return self._script.popleft()
         if self.responder is not None:
@@ -263,16 +142,16 @@ class ScriptedModelServer:
     @property
     def url(self) -> str:
         """The base URL to use as ``api_base`` (ends in /v1)."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://{self._httpd.server_address[0]}:{self.port}/v1"
 
-    def start(self) -> ScriptedModelServer:
+    def start(self, host: str = "127.0.0.1", port: int = 0) -> ScriptedModelServer:
         from http.server import ThreadingHTTPServer
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 128  # the default 5 refuses bursts of concurrent clients
             daemon_threads = True
 
-        self._httpd = Server(("127.0.0.1", 0), _make_handler(self))
+        self._httpd = Server((host, port), _make_handler(self))
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, name="oryxos-model-server", daemon=True
         )
@@ -284,6 +163,9 @@ class ScriptedModelServer:
             self._httpd.shutdown()
             self._httpd.server_close()
             self._httpd = None
+        if self.log is not None:
+            self.log.close()
+            self.log = None
 
     def __enter__(self) -> ScriptedModelServer:
         return self.start()
@@ -439,9 +321,256 @@ def use_model_server(
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
 
 
-@pytest.fixture
-def oryxos_model_server() -> Any:
-    """A started :class:`ScriptedModelServer` (script it with ``.script(Reply...)``)."""
-    server = ScriptedModelServer().start()
-    yield server
-    server.stop()
+# --------------------------------------------------------------------------------------------
+# YAML scripts
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Step:
+    """One step of a YAML script: when it applies (``when``) and the :class:`Reply` it gives.
+
+    ``times`` is how many requests it answers before it is used up (``repeat: true`` → never
+    used up).
+    """
+
+    reply: Reply
+    contains: str | None = None
+    regex: re.Pattern[str] | None = None
+    role: str | None = None
+    prompt_contains: str | None = None
+    times: int | None = 1
+    used: int = 0
+    index: int = 0
+
+    def matches(self, body: dict[str, Any]) -> bool:
+        messages = body.get("messages") or []
+        last = messages[-1] if messages else {}
+        text = _content_text(last.get("content"))
+        if self.role is not None and last.get("role") != self.role:
+            return False
+        if self.contains is not None and self.contains.lower() not in text.lower():
+            return False
+        if self.regex is not None and not self.regex.search(text):
+            return False
+        if self.prompt_contains is not None:
+            whole = "\n".join(_content_text(m.get("content")) for m in messages)
+            if self.prompt_contains.lower() not in whole.lower():
+                return False
+        return True
+
+    @property
+    def available(self) -> bool:
+        return self.times is None or self.used < self.times
+
+
+def _content_text(content: Any) -> str:
+    """The text of an OpenAI message content (a string or a list of parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+STEP_KEYS = {
+    "when",
+    "answer",
+    "tool_calls",
+    "status",
+    "retry_after",
+    "error",
+    "delay",
+    "times",
+    "repeat",
+}
+WHEN_KEYS = {"contains", "regex", "role", "prompt_contains"}
+CALL_KEYS = {"name", "arguments", "raw_arguments"}
+
+
+class ScriptError(ValueError):
+    """A script file that does not follow the format; the message names the step and key."""
+
+
+class Script:
+    """The steps of a YAML script, and how a request picks one.
+
+    A request is answered by the **first step, in file order, that is not used up and whose
+    ``when`` accepts the request** (a step without ``when`` accepts any). A used-up step is
+    skipped from then on. When no step applies the server answers HTTP 500 "script exhausted"
+    — unless the script has a ``fallback`` reply.
+    """
+
+    def __init__(self, steps: list[Step], fallback: Reply | None = None, source: str = "script"):
+        self.steps = steps
+        self.fallback = fallback
+        self.source = source
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, path: str | Path, environ: dict[str, str] | None = None) -> Script:
+        """Read a script file; ``${VAR}`` / ``${VAR:-default}`` are expanded first."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as err:
+            raise ScriptError(f"{path}: cannot read the script: {err.strerror}") from None
+        return cls.parse(text, str(path), environ=environ)
+
+    @classmethod
+    def parse(cls, text: str, source: str = "script", environ: dict[str, str] | None = None):
+        import yaml
+
+        from oryxos.yamlfile import MissingVariable, expand_vars
+
+        try:
+            text = expand_vars(text, environ)
+        except MissingVariable as err:
+            raise ScriptError(f"{source}: {err}") from None
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as err:
+            raise ScriptError(f"{source}: not valid YAML: {err}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("steps", []), list):
+            raise ScriptError(f"{source}: expected a mapping with a list under 'steps'")
+        unknown = set(data) - {"steps", "fallback"}
+        if unknown:
+            raise ScriptError(
+                f"{source}: unknown key(s) {sorted(unknown)}; expected steps, fallback"
+            )
+        steps = [
+            _parse_step(raw, f"{source}: steps[{i}]", i)
+            for i, raw in enumerate(data.get("steps") or [])
+        ]
+        fallback = None
+        if data.get("fallback") is not None:
+            fallback = _parse_step(data["fallback"], f"{source}: fallback", -1).reply
+        return cls(steps, fallback, source)
+
+    def respond(self, body: dict[str, Any]) -> Reply:
+        """The reply for one request (thread-safe)."""
+        with self._lock:
+            for step in self.steps:
+                if step.available and step.matches(body):
+                    step.used += 1
+                    return step.reply
+        if self.fallback is not None:
+            return self.fallback
+        last = (body.get("messages") or [{}])[-1]
+        excerpt = _content_text(last.get("content"))[:120]
+        return Reply(
+            content=f"scripted model server: script exhausted (no step matches {excerpt!r})",
+            status=500,
+        )
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return sum(1 for s in self.steps if s.times is not None and s.available)
+
+
+def _parse_step(raw: Any, where: str, index: int) -> Step:
+    if not isinstance(raw, dict):
+        raise ScriptError(f"{where}: expected a mapping, got {type(raw).__name__}")
+    unknown = set(raw) - STEP_KEYS
+    if unknown:
+        raise ScriptError(
+            f"{where}: unknown key(s) {sorted(unknown)}; expected {sorted(STEP_KEYS)}"
+        )
+    kinds = [k for k in ("answer", "tool_calls", "status") if k in raw]
+    if len(kinds) != 1:
+        raise ScriptError(f"{where}: expected exactly one of answer, tool_calls, status")
+    if "answer" in raw:
+        reply = Reply.answer(str(raw["answer"]))
+    elif "tool_calls" in raw:
+        calls = raw["tool_calls"]
+        if not isinstance(calls, list) or not calls:
+            raise ScriptError(f"{where}.tool_calls: expected a non-empty list")
+        pairs: list[tuple[str, str]] = []
+        for j, call in enumerate(calls):
+            if not isinstance(call, dict) or "name" not in call or set(call) - CALL_KEYS:
+                raise ScriptError(
+                    f"{where}.tool_calls[{j}]: expected name and arguments (a mapping) or "
+                    "raw_arguments (a string sent as is, e.g. malformed JSON)"
+                )
+            if "raw_arguments" in call:
+                pairs.append((str(call["name"]), str(call["raw_arguments"])))
+            else:
+                pairs.append((str(call["name"]), json.dumps(call.get("arguments") or {})))
+        reply = Reply(tool_calls=pairs)
+    else:
+        try:
+            status = int(raw["status"])
+        except (TypeError, ValueError):
+            raise ScriptError(f"{where}.status: expected an HTTP status code") from None
+        retry_after = raw.get("retry_after")
+        reply = Reply.error(status, retry_after=retry_after)
+        reply.content = raw.get("error")
+    if raw.get("delay"):
+        reply.delay = float(raw["delay"])
+    when = raw.get("when") or {}
+    if isinstance(when, str):
+        when = {"contains": when}
+    if not isinstance(when, dict) or set(when) - WHEN_KEYS:
+        raise ScriptError(f"{where}.when: expected a string or a mapping of {sorted(WHEN_KEYS)}")
+    regex = None
+    if when.get("regex") is not None:
+        try:
+            regex = re.compile(str(when["regex"]), re.IGNORECASE)
+        except re.error as err:
+            raise ScriptError(
+                f"{where}.when.regex: not a valid regular expression: {err}"
+            ) from None
+    times: int | None = None if raw.get("repeat") else int(raw.get("times", 1))
+    return Step(
+        reply=reply,
+        contains=when.get("contains"),
+        regex=regex,
+        role=when.get("role"),
+        prompt_contains=when.get("prompt_contains"),
+        times=times,
+        index=index,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Running as a process
+# --------------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m oryxos.testing.server --script FILE [--port N] [--log FILE]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m oryxos.testing.server",
+        description="A scripted OpenAI-compatible chat-completions server on 127.0.0.1.",
+    )
+    parser.add_argument("--script", required=True, help="the YAML script (docs/testing.md)")
+    parser.add_argument("--port", type=int, default=8700, help="0 picks a free port (default 8700)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--log", help="append every request body to this file (JSON lines)")
+    args = parser.parse_args(argv)
+    try:
+        script = Script.load(args.script)
+    except ScriptError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    log = open(args.log, "a", encoding="utf-8") if args.log else None  # noqa: SIM115
+    server = ScriptedModelServer(responder=script.respond, log=log)
+    try:
+        server.start(host=args.host, port=args.port)
+    except OSError as err:
+        print(f"error: cannot listen on {args.host}:{args.port}: {err.strerror}", file=sys.stderr)
+        return 1
+    print(f"scripted model server: {server.url} ({len(script.steps)} steps from {args.script})")
+    sys.stdout.flush()
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
