@@ -1,7 +1,7 @@
 """The OryxOS testing kit: a pytest plugin and a scripted model server.
 
 - :mod:`oryxos.testing.server` — :class:`ScriptedModelServer`, :class:`Reply`, YAML
-  :class:`Script` files and ``python -m oryxos.testing.server`` (no pytest needed);
+  :class:`Script` files and ``python -m oryxos.testing.model_server`` (no pytest needed);
 - :mod:`oryxos.testing.fixtures` — the opt-in pytest plugin (``pytest_plugins =
   ["oryxos.testing"]`` or ``-p oryxos.testing``): ``oryxos_workspace``, ``oryxos_runtime``,
   ``oryxos_cli``, ``oryxos_make_pm``, ``oryxos_inline_plugin``, ``oryxos_model_server``.
@@ -29,7 +29,7 @@ __all__ = [
     "use_model_server",
 ]
 
-try:  # the fixtures need pytest; the model server (python -m oryxos.testing.server) does not
+try:  # the fixtures need pytest; the model server (python -m oryxos.testing.model_server) does not
     import pytest as _pytest  # noqa: F401
 except ModuleNotFoundError:  # pragma: no cover - only without the dev extra
     pass

@@ -7,7 +7,7 @@ Two ways to drive it:
 - from a YAML script, as its own process, so that ``oryxos`` (or ``oryxos serve``) can run offline
   against it::
 
-      python -m oryxos.testing.server --script script.yaml --port 8700
+      python -m oryxos.testing.model_server --script script.yaml --port 8700
 
   The script's format is :class:`Script` (docs/testing.md has the full reference).
 
@@ -17,15 +17,13 @@ it with a plain ``pip install -e .``.
 
 from __future__ import annotations
 
-import argparse
 import collections
 import itertools
 import json
 import re
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -531,46 +529,3 @@ def _parse_step(raw: Any, where: str, index: int) -> Step:
         times=times,
         index=index,
     )
-
-
-# --------------------------------------------------------------------------------------------
-# Running as a process
-# --------------------------------------------------------------------------------------------
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m oryxos.testing.server --script FILE [--port N] [--log FILE]``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m oryxos.testing.server",
-        description="A scripted OpenAI-compatible chat-completions server on 127.0.0.1.",
-    )
-    parser.add_argument("--script", required=True, help="the YAML script (docs/testing.md)")
-    parser.add_argument("--port", type=int, default=8700, help="0 picks a free port (default 8700)")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--log", help="append every request body to this file (JSON lines)")
-    args = parser.parse_args(argv)
-    try:
-        script = Script.load(args.script)
-    except ScriptError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    log = open(args.log, "a", encoding="utf-8") if args.log else None  # noqa: SIM115
-    server = ScriptedModelServer(responder=script.respond, log=log)
-    try:
-        server.start(host=args.host, port=args.port)
-    except OSError as err:
-        print(f"error: cannot listen on {args.host}:{args.port}: {err.strerror}", file=sys.stderr)
-        return 1
-    print(f"scripted model server: {server.url} ({len(script.steps)} steps from {args.script})")
-    sys.stdout.flush()
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
