@@ -44,7 +44,6 @@ def test_memory_offline_walkthrough(example) -> None:
     assert "I will remember that" in saved.stdout
     shown = ex.oryxos("memory", "show")
     assert "The user is vegetarian and does not eat fish." in shown.stdout
-    assert "· assistant" in shown.stdout
     # 4. a restarted process continues the session: turn 1 and 2 are in its history
     again = ex.oryxos(*chat, "monday", "-m", "What did I just tell you?")
     assert again.returncode == 0, again.stderr
@@ -62,11 +61,7 @@ def test_memory_offline_walkthrough(example) -> None:
     assert len(requests) == 5
     assert "The user is vegetarian" not in texts[0]  # before saving
     assert "Saved to memory" in texts[2]  # the tool result went back to the model
-    assert (
-        PREFERENCE.replace("'", "\\u0027") in texts[3]
-        or PREFERENCE in json.loads(texts[3])[1].get("content", "")
-        or any(m.get("content") == PREFERENCE for m in requests[3]["messages"])
-    )
+    assert any(m.get("content") == PREFERENCE for m in requests[3]["messages"])  # history
     tuesday = requests[4]["messages"]
     assert "The user is vegetarian" in tuesday[0]["content"]  # memory in the system prompt
     assert not any(m.get("content") == PREFERENCE for m in tuesday)  # not tuesday's history
