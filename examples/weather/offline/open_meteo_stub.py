@@ -10,6 +10,7 @@ network. Every request is printed, so you can see the agent's http_get arrive.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -70,7 +71,7 @@ def forecast(latitude: float, longitude: float) -> dict:
 
 
 class Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:
         url = urlparse(self.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         if url.path == "/v1/search":
@@ -105,10 +106,8 @@ def main() -> None:
     args = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     print(f"open-meteo stub: http://127.0.0.1:{server.server_address[1]}", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
     sys.exit(0)
 
 
