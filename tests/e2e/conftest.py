@@ -102,6 +102,24 @@ class Example:
         for proc in reversed(self.procs):
             self.stop(proc)
 
+    def serve(self, port: int, name: str = "serve") -> subprocess.Popen:
+        """``oryxos serve --port PORT &`` and wait until /api/v1/health answers."""
+        import httpx
+
+        proc = self.start(str(BIN / "oryxos"), "serve", "--port", str(port), port=port, name=name)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if (
+                    httpx.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=2).status_code
+                    == 200
+                ):
+                    return proc
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"oryxos serve on port {port} is not healthy: {self.output(name)}")
+
     def query(self, sql: str, *params: object) -> list[tuple]:
         """Rows from the example's database (read-only; WAL readers do not block writers)."""
         db = self.dir / ".oryxos" / "oryxos.db"
