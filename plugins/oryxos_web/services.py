@@ -1,0 +1,286 @@
+"""What the API and the console do, once: each function takes the runtime and plain values.
+
+The REST routes (:mod:`oryxos_web.routes`) and the console pages (:mod:`oryxos_web.console`)
+both call these, so a page and its endpoint cannot behave differently.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from oryxos.errors import ConflictError, NotFoundError, UsageError
+from oryxos_web.errors import ApiError
+
+
+def _agents(runtime: Any) -> Any:
+    agents = getattr(runtime, "agents", None)
+    if agents is None:
+        raise ApiError(503, "not_available", "no agent loader in this runtime")
+    return agents
+
+
+# Profiles ------------------------------------------------------------------------------------
+
+
+def list_profiles(runtime: Any) -> tuple[list[Any], list[str]]:
+    """Every valid agent profile, and the problems of the invalid ones."""
+    profiles, problems = _agents(runtime).list()
+    return list(profiles), [str(p) for p in problems]
+
+
+def load_profile(runtime: Any, name: str) -> Any:
+    """One profile; NotFoundError (404) if there is no such agent."""
+    return _agents(runtime).load(name)
+
+
+def profile_summary(profile: Any) -> dict[str, Any]:
+    provider = getattr(profile, "provider", None)
+    return {
+        "name": profile.name,
+        "description": getattr(profile, "description", None),
+        "provider": getattr(provider, "name", None),
+        "model": getattr(provider, "model", None),
+    }
+
+
+def skill_states(profile: Any) -> list[dict[str, Any]]:
+    """Each bound skill with its link state (ok, dangling, escaped, ...)."""
+    out = []
+    for binding in getattr(profile, "skills", None) or []:
+        state = getattr(binding, "state", "ok")
+        out.append(
+            {
+                "name": str(getattr(binding, "name", binding)),
+                "state": str(getattr(state, "value", state)),
+                "detail": getattr(binding, "detail", None) or getattr(binding, "message", None),
+            }
+        )
+    return out
+
+
+def profile_detail(profile: Any) -> dict[str, Any]:
+    identity = getattr(profile, "identity", None)
+    settings = getattr(profile, "settings", None)
+    if hasattr(settings, "model_dump"):
+        settings = settings.model_dump(mode="json")
+    return {
+        **profile_summary(profile),
+        "agent_name": getattr(identity, "agent_name", None),
+        "tools": list(getattr(profile, "tools", []) or []),
+        "mcp_servers": list(getattr(profile, "mcp_servers", []) or []),
+        "channels": list(getattr(profile, "channels", []) or []),
+        "skills": skill_states(profile),
+        "settings": dict(settings or {}),
+        "instructions": getattr(profile, "instructions", "") or "",
+    }
+
+
+# Tools ----------------------------------------------------------------------------------------
+
+
+def list_tools(runtime: Any, agent: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every tool of the catalog (or only the agent's), with availability for a REST caller."""
+    catalog = runtime.catalog
+    ctx = catalog.context(
+        agent=agent, channel="rest", interactive=False, config=runtime.config, runtime=runtime
+    )
+    unknown: list[str] = []
+    if agent is None:
+        entries = catalog.entries()
+    else:
+        profile = load_profile(runtime, agent)
+        wanted = profile.wanted_tools() if hasattr(profile, "wanted_tools") else profile.tools
+        selection = catalog.select(wanted, ctx)
+        unknown = list(selection.unknown)
+        chosen = set(selection.names) | set(selection.unavailable)
+        entries = [e for e in catalog.entries() if e.name in chosen]
+    items = []
+    for entry in entries:
+        ok, reason = entry.availability(ctx)
+        items.append(
+            {
+                "name": entry.name,
+                "description": entry.description,
+                "groups": sorted(entry.groups),
+                "plugin": entry.plugin,
+                "available": ok,
+                "reason": reason or None,
+            }
+        )
+    return items, unknown
+
+
+# Memory ---------------------------------------------------------------------------------------
+
+
+def memory_entries(runtime: Any) -> dict[str, Any]:
+    memory = runtime.memory
+    if memory is None:
+        return {"backend": None, "entries": []}
+    return {
+        "backend": runtime.config.memory.backend,
+        "entries": [{"saved_at": e.saved_at, "text": e.text} for e in memory.entries()],
+    }
+
+
+# Sessions --------------------------------------------------------------------------------------
+
+
+def session_summary(record: Any) -> dict[str, Any]:
+    return {
+        "session_id": record.session_id,
+        "agent": record.profile_name,
+        "channel": record.channel,
+        "user": record.user_id,
+        "status": record.status,
+        "created_at": record.created_at,
+        "last_active_at": record.last_active_at,
+        "archived_at": record.archived_at,
+        "message_count": len(record.messages),
+    }
+
+
+def session_detail(record: Any) -> dict[str, Any]:
+    return {**session_summary(record), "messages": record.messages}
+
+
+def new_session_id() -> str:
+    """A new session id (the loop's own generator when the kernel has one)."""
+    try:
+        from oryxos.sessions import new_session_id as kernel_new_id  # type: ignore[attr-defined]
+    except ImportError:
+        return uuid.uuid4().hex
+    return kernel_new_id()
+
+
+def create_session(runtime: Any, agent: str, user: str, channel: str) -> Any:
+    """A new, empty session with an existing agent."""
+    from oryxos.storage import SessionRecord
+
+    load_profile(runtime, agent)  # 404 for an unknown agent
+    record = SessionRecord(
+        session_id=new_session_id(), profile_name=agent, channel=channel, user_id=user
+    )
+    runtime.storage.sessions.save(record)
+    return record
+
+
+def get_session(runtime: Any, session_id: str) -> Any:
+    record = runtime.storage.sessions.get(session_id)
+    if record is None:
+        raise NotFoundError(f"no session {session_id!r}")
+    return record
+
+
+def archive_session(runtime: Any, session_id: str) -> None:
+    if not runtime.storage.sessions.archive(session_id):
+        raise NotFoundError(f"no session {session_id!r}")
+
+
+def send_message(runtime: Any, session_id: str, message: str) -> dict[str, Any]:
+    """Run one turn of the ReAct loop in a session (409 if it is archived)."""
+    from oryxos_web.turns import run_session_turn
+
+    record = get_session(runtime, session_id)
+    if record.status != "active":
+        raise ConflictError(f"session {session_id!r} is {record.status}; create a new session")
+    return run_session_turn(runtime, record, message)
+
+
+def invoke_agent(runtime: Any, agent: str, message: str) -> dict[str, Any]:
+    """A stateless one-shot turn: no session is stored."""
+    from oryxos_web.turns import run_oneshot_turn
+
+    profile = load_profile(runtime, agent)
+    return run_oneshot_turn(runtime, profile, message)
+
+
+# Sandbox whitelist -------------------------------------------------------------------------------
+
+
+def whitelist(runtime: Any, kind: str | None = None) -> dict[str, Any]:
+    sandbox = runtime.config.sandbox
+    return {
+        "items": [e.as_dict() for e in runtime.storage.whitelist.list(kind)],
+        "config": {
+            "file": list(sandbox.file.allowed_paths),
+            "shell": list(sandbox.shell.allowed_commands),
+            "http": list(sandbox.http.allowed_domains),
+        },
+    }
+
+
+def add_whitelist(runtime: Any, kind: str, value: str, note: str | None) -> Any:
+    value = value.strip()
+    if not value:
+        raise UsageError("value: must not be blank")
+    return runtime.storage.whitelist.add(kind, value, note)
+
+
+def remove_whitelist(runtime: Any, kind: str, value: str) -> None:
+    if not runtime.storage.whitelist.remove(kind, value):
+        raise NotFoundError(f"no {kind} whitelist entry {value!r}")
+
+
+# Notify channels ----------------------------------------------------------------------------------
+
+
+def notify_types(runtime: Any) -> list[str]:
+    return sorted(runtime.notify_adapters.names())
+
+
+def _check_type(runtime: Any, type_name: str) -> None:
+    types = notify_types(runtime)
+    if type_name not in types:
+        known = ", ".join(types) or "none (is the notify plugin disabled?)"
+        raise UsageError(f"type: unknown notify channel type {type_name!r} (known: {known})")
+
+
+def get_channel(runtime: Any, name: str) -> Any:
+    record = runtime.storage.notify_channels.get(name)
+    if record is None:
+        raise NotFoundError(f"no notify channel {name!r}")
+    return record
+
+
+def create_channel(runtime: Any, data: dict[str, Any]) -> Any:
+    from oryxos.storage import NotifyChannelRecord
+
+    _check_type(runtime, data["type"])
+    return runtime.storage.notify_channels.create(NotifyChannelRecord(**data))
+
+
+def update_channel(runtime: Any, name: str, changes: dict[str, Any]) -> Any:
+    if changes.get("type") is not None:
+        _check_type(runtime, changes["type"])
+    get_channel(runtime, name)
+    return runtime.storage.notify_channels.update(name, **changes)
+
+
+def delete_channel(runtime: Any, name: str) -> None:
+    if not runtime.storage.notify_channels.delete(name):
+        raise NotFoundError(f"no notify channel {name!r}")
+
+
+def send_test(runtime: Any, name: str, content: str) -> dict[str, Any]:
+    """Send a test message through a channel's adapter (the notify plugin's send-test)."""
+    record = get_channel(runtime, name)
+    adapter = runtime.notify_adapters.get(record.type)
+    result = _deliver(runtime, adapter, record, content)
+    delivered = bool(getattr(result, "delivered", getattr(result, "success", result)))
+    detail = getattr(result, "detail", None) or getattr(result, "error_message", None)
+    if detail is None and not isinstance(result, bool | type(None)):
+        detail = str(result)
+    return {"channel": name, "delivered": delivered, "detail": detail}
+
+
+def _deliver(runtime: Any, adapter: Any, record: Any, content: str) -> Any:
+    try:  # the notify plugin's send-test function, when it is installed
+        from oryxos_notify import send_test as plugin_send_test  # type: ignore[import-not-found]
+    except ImportError:
+        plugin_send_test = None
+    if plugin_send_test is not None:
+        return plugin_send_test(runtime, record, content)
+    send = getattr(adapter, "send", None) or adapter
+    return send(record, content)
