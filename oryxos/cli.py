@@ -54,7 +54,7 @@ class OryxGroup(click.Group):
 
 def build_cli(pm: PluginManager) -> click.Group:
     """A fresh root group with the built-in commands and every plugin's commands."""
-    from oryxos.commands import init, plugins_cmd, status
+    from oryxos.commands import init, plugins_cmd, profile, skill, status
 
     @click.group(cls=OryxGroup, context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(__version__, "--version", prog_name="oryxos")
@@ -82,7 +82,7 @@ def build_cli(pm: PluginManager) -> click.Group:
 
         setup_logging(None, verbose=verbose)
 
-    for command in (init.init, status.status, plugins_cmd.plugins):
+    for command in (init.init, status.status, plugins_cmd.plugins, profile.profile, skill.skill):
         oryxos.add_command(command)
     pm.hook.oryxos_register_commands(cli=oryxos)
     return oryxos

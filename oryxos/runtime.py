@@ -17,6 +17,7 @@ from oryxos.registry import Registry
 from oryxos.workspace import Workspace
 
 if TYPE_CHECKING:
+    from oryxos.agents import AgentLoader
     from oryxos.catalog import ToolCatalog
     from oryxos.memory import Memory
     from oryxos.plugins import PluginManager
@@ -86,6 +87,13 @@ class Runtime:
 
         catalog = ToolCatalog()
         return self._collect("oryxos_register_tools", catalog, catalog=catalog)
+
+    @cached_property
+    def agents(self) -> AgentLoader:
+        """The workspace's agents (AGENT.md is read again on every load: edits apply at once)."""
+        from oryxos.agents import AgentLoader
+
+        return AgentLoader(self.workspace)
 
     @cached_property
     def providers(self) -> Registry[Any]:

@@ -20,6 +20,9 @@ def collect_status(state: CliState) -> tuple[dict[str, Any], int]:
         "disabled": state.pm.report.disabled,
         "broken": [str(b) for b in state.pm.report.broken],
     }
+    from oryxos.commands.profile import agents_report
+
+    report.update(agents_report(workspace))  # agents and skills need no valid config
     try:
         runtime = state.runtime()
     except ConfigError as err:
@@ -60,6 +63,7 @@ def _print(report: dict[str, Any]) -> None:
         click.echo(f"           disabled: {', '.join(plugins['disabled'])}")
     for broken in plugins["broken"]:
         click.echo(f"           {broken}")
+    _print_agents(report)
     if "providers" in report:
         if not report["providers"]:
             click.echo("providers  none configured (add one under 'providers:' in config.yaml)")
@@ -79,6 +83,21 @@ def _print(report: dict[str, Any]) -> None:
         if "rows" in storage:
             rows = ", ".join(f"{table} {count}" for table, count in storage["rows"].items())
             click.echo(f"           schema v{storage['schema_version']}; rows: {rows}")
+
+
+def _print_agents(report: dict[str, Any]) -> None:
+    agents, skills = report["agents"], report["skills"]
+    click.echo(f"agents     {len(agents['names'])}: {', '.join(agents['names']) or '-'}")
+    for problem in agents["problems"]:
+        click.echo(f"           error: {problem}")
+    for fault in agents["skill_faults"]:
+        click.echo(
+            f"           {fault['agent']}: skill {fault['name']} {fault['state']}: "
+            f"{fault['message']}"
+        )
+    click.echo(f"skills     {len(skills['names'])}: {', '.join(skills['names']) or '-'}")
+    for problem in skills["problems"]:
+        click.echo(f"           error: {problem}")
 
 
 @click.command()
