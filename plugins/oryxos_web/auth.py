@@ -24,7 +24,21 @@ def api_token(runtime: Any) -> str | None:
     if ref is None:
         return None
     value = ref.resolve()
-    return value or None
+    if not value.strip():
+        from oryxos.errors import ConfigError, Problem
+
+        # an empty token must not silently turn authentication off
+        raise ConfigError(
+            [
+                Problem(
+                    ref.file or "<config>",
+                    ref.key or "server.api_token",
+                    f"the API token ({ref.describe()}) is empty",
+                    ref.line,
+                )
+            ]
+        )
+    return value
 
 
 def token_matches(expected: str, given: str | None) -> bool:

@@ -50,10 +50,6 @@ class InFlight:
                 self.count -= 1
 
 
-class _Stop(Exception):
-    """Raised in the main thread by the signal handler to leave waitress's loop."""
-
-
 @dataclass
 class Server:
     """A waitress server for one application, with channel threads beside it."""
@@ -108,15 +104,14 @@ class Server:
         if install_signals:
 
             def on_signal(signum: int, frame: Any) -> None:
-                raise _Stop()
+                # no exception here: it could surface anywhere in the main thread
+                self.stop()
 
             for sig in (signal.SIGTERM, signal.SIGINT):
                 previous[sig] = signal.signal(sig, on_signal)
-        self._start_channels()
         try:
+            self._start_channels()
             self._loop_until_stopped()
-        except _Stop:
-            pass
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)

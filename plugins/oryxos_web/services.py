@@ -53,7 +53,7 @@ def skill_states(profile: Any) -> list[dict[str, Any]]:
             {
                 "name": str(getattr(binding, "name", binding)),
                 "state": str(getattr(state, "value", state)),
-                "detail": getattr(binding, "detail", None) or getattr(binding, "message", None),
+                "detail": getattr(binding, "message", None) or None,
             }
         )
     return out
@@ -69,7 +69,7 @@ def profile_detail(profile: Any) -> dict[str, Any]:
         "agent_name": getattr(identity, "agent_name", None),
         "tools": list(getattr(profile, "tools", []) or []),
         "mcp_servers": list(getattr(profile, "mcp_servers", []) or []),
-        "channels": list(getattr(profile, "channels", []) or []),
+        "channels": [getattr(c, "name", str(c)) for c in getattr(profile, "channels", []) or []],
         "skills": skill_states(profile),
         "settings": dict(settings or {}),
         "instructions": getattr(profile, "instructions", "") or "",

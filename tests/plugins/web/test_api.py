@@ -401,8 +401,9 @@ def test_tools_lists_the_catalog(make_runtime):
 
 
 def test_memory_lists_the_configured_backends_entries(make_runtime):
-    from oryxos.memory import MemoryEntry
     from oryxos_web import create_app
+
+    from oryxos.memory import MemoryEntry
 
     class Notes:
         def __init__(self, runtime):

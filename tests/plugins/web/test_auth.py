@@ -117,8 +117,9 @@ def test_api_token_is_not_a_console_login_bypass(secured):
 
 
 def test_an_unset_token_variable_is_a_clear_error(make_runtime, monkeypatch):
-    from oryxos.errors import ConfigError
     from oryxos_web import create_app
+
+    from oryxos.errors import ConfigError
 
     monkeypatch.delenv("ORYXOS_MISSING_TOKEN", raising=False)
     runtime = make_runtime(config="server:\n  api_token: ${ORYXOS_MISSING_TOKEN}\n")

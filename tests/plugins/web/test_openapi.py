@@ -64,9 +64,8 @@ def test_query_models_become_parameters(client):
 
 
 def test_routes_added_by_plugins_are_described(make_runtime):
-    from pydantic import BaseModel
-
     from oryxos_web import create_app
+    from pydantic import BaseModel
 
     class Pong(BaseModel):
         pong: bool

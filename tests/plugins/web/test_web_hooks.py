@@ -14,9 +14,8 @@ ROOT = Path(__file__).parents[3]
 
 def test_hook_oryxos_web_routes(make_runtime):
     from flask import Blueprint
-    from pydantic import BaseModel
-
     from oryxos_web import create_app
+    from pydantic import BaseModel
 
     class Echo(BaseModel):
         text: str
