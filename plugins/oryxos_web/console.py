@@ -64,7 +64,7 @@ def console_blueprint(runtime: Any, token: str | None) -> Any:
             and request.endpoint != "console.login"
             and session.get("auth") is not True
         ):
-            return redirect(url_for("console.login", next=request.full_path))
+            return redirect(url_for("console.login", next=request.full_path.rstrip("?")))
         return None
 
     def back(endpoint: str, **values: Any) -> Any:
