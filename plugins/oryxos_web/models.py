@@ -207,8 +207,8 @@ class NotifyTestOut(BaseModel):
 
 class CreateSession(Strict):
     agent: str = Field(default="default", pattern=NAME)
-    user: str = Field(default="api", min_length=1, max_length=200)
-    channel: str = Field(default="rest", pattern=NAME)
+    user: str = Field(default="api", pattern=r"^[A-Za-z0-9_.@-]{1,64}$")
+    channel: str = Field(default="rest", pattern=r"^[A-Za-z0-9_.-]{1,32}$")
 
 
 class SessionQuery(Strict):
@@ -264,9 +264,11 @@ class Usage(BaseModel):
 class TurnOut(BaseModel):
     """What one turn produced: the answer, the tool calls made and the token usage."""
 
-    session_id: str | None = None
+    session_id: str | None = Field(default=None, description="null for a one-shot invoke")
     agent: str
     answer: str
+    success: bool = Field(description="false when the turn hit max_iterations or a tool failed")
+    error: str | None = None
     tool_calls: list[ToolCallOut]
     usage: Usage
 

@@ -145,23 +145,25 @@ def session_detail(record: Any) -> dict[str, Any]:
     return {**session_summary(record), "messages": record.messages}
 
 
-def new_session_id() -> str:
-    """A new session id (the loop's own generator when the kernel has one)."""
-    try:
-        from oryxos.sessions import new_session_id as kernel_new_id  # type: ignore[attr-defined]
-    except ImportError:
-        return uuid.uuid4().hex
-    return kernel_new_id()
-
-
 def create_session(runtime: Any, agent: str, user: str, channel: str) -> Any:
-    """A new, empty session with an existing agent."""
+    """A new, empty, stored session with an existing agent.
+
+    The id comes from the kernel's session manager when there is one (``channel:user:agent``,
+    plus a random suffix when that is taken), so the CLI and the API name sessions alike.
+    """
     from oryxos.storage import SessionRecord
 
     load_profile(runtime, agent)  # 404 for an unknown agent
-    record = SessionRecord(
-        session_id=new_session_id(), profile_name=agent, channel=channel, user_id=user
-    )
+    manager = getattr(runtime, "sessions", None)
+    if manager is not None:
+        record = manager.new(agent, channel=channel, user=user)
+    else:
+        record = SessionRecord(
+            session_id=f"{channel}:{user}:{agent}:{uuid.uuid4().hex[:8]}",
+            profile_name=agent,
+            channel=channel,
+            user_id=user,
+        )
     runtime.storage.sessions.save(record)
     return record
 
