@@ -182,10 +182,10 @@ def _make_view(ep: Endpoint) -> Callable[..., Any]:
         if ep.status == 204 or result is None:
             return Response(status=204)
         if isinstance(result, BaseModel):
-            result = result.model_dump(mode="json")
-        return Response(
-            json.dumps(result, ensure_ascii=False), status=ep.status, mimetype="application/json"
-        )
+            text = result.model_dump_json()  # pydantic-core: faster than dump + json.dumps
+        else:
+            text = json.dumps(result, ensure_ascii=False)
+        return Response(text, status=ep.status, mimetype="application/json")
 
     view.__name__ = ep.view.__name__
     view.__doc__ = ep.view.__doc__

@@ -38,6 +38,7 @@ def create_app(runtime: Any) -> Any:
         JSON_SORT_KEYS=False,
     )
     app.extensions["oryxos"] = {"runtime": runtime, "token": token}
+    app.session_interface = _console_sessions()
 
     api = Api()
     from oryxos_web import routes
@@ -61,6 +62,20 @@ def create_app(runtime: Any) -> Any:
     _install_auth(app, api, token)
     _install_errors(app)
     return app
+
+
+def _console_sessions() -> Any:
+    """Cookie sessions for the console only: the API is stateless (bearer token), so its
+    requests skip cookie parsing and signature checks altogether."""
+    from flask.sessions import SecureCookieSessionInterface
+
+    class ConsoleSessions(SecureCookieSessionInterface):
+        def open_session(self, app: Any, request: Any) -> Any:
+            if _is_api(request.path):
+                return self.make_null_session(app)
+            return super().open_session(app, request)
+
+    return ConsoleSessions()
 
 
 def _is_api(path: str) -> bool:
@@ -140,8 +155,12 @@ def _install_access_log(app: Any) -> None:
     def start_timer() -> None:
         g.oryxos_started = time.perf_counter()
 
+    quiet = PREFIX + "/health"
+
     @app.after_request
     def log_request(response: Any) -> Any:
+        if request.path == quiet and response.status_code == 200:
+            return response  # load-balancer probes would flood the log; failures are logged
         started = g.get("oryxos_started")
         duration = (time.perf_counter() - started) * 1000 if started else 0.0
         access_log.info(

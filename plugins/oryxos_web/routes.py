@@ -23,6 +23,8 @@ def declare(api: Api, runtime: Any) -> None:
 
 
 def _system(api: Api, runtime: Any) -> None:
+    schema: list[int] = []
+
     @api.route(
         "GET",
         "/health",
@@ -37,10 +39,11 @@ def _system(api: Api, runtime: Any) -> None:
         try:
             storage = runtime.storage
             storage.check()
-            version = storage.schema_version()
+            if not schema:  # constant once migrated: asked once, not on every probe
+                schema.append(storage.schema_version())
         except Exception as err:
             raise ApiError(503, "unhealthy", f"database check failed: {err}") from None
-        return m.Health(status="ok", database="ok", schema_version=version)
+        return m.Health(status="ok", database="ok", schema_version=schema[0])
 
     @api.route(
         "GET", "/info", summary="Version, plugins and providers", tag="system", response=m.Info

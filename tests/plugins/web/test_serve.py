@@ -48,12 +48,17 @@ def test_serve_initialises_a_missing_workspace_and_stops_on_sigterm(tmp_path):
         assert (tmp_path / ".oryxos" / "config.yaml").is_file()
         assert httpx.get(url + "/api/v1/health").json()["status"] == "ok"
         assert "Dashboard" in httpx.get(url + "/").text
+        assert httpx.get(url + "/api/v1/info").status_code == 200
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
     log = (tmp_path / ".oryxos" / "logs" / "oryxos.log").read_text()
     access = [line for line in log.splitlines() if '"oryxos.web.access"' in line]
-    assert access and '"path": "/api/v1/health"' in access[0] and '"status": 200' in access[0]
+    info = [line for line in access if '"path": "/api/v1/info"' in line]
+    assert info and '"status": 200' in info[0] and '"method": "GET"' in info[0]
+    assert '"duration_ms"' in info[0]
+    # successful health probes are not logged (they would flood the log)
+    assert not [line for line in access if '"path": "/api/v1/health"' in line]
 
 
 def test_serve_refuses_a_public_address_without_a_token(tmp_path, oryxos_cli):
