@@ -231,7 +231,9 @@ def console_blueprint(runtime: Any, token: str | None) -> Any:
             return back("console.notify")
         return render_template(
             "notify.html",
-            items=[r.public_dict() for r in runtime.storage.notify_channels.list()],
+            items=[
+                services.channel_public(runtime, r) for r in runtime.storage.notify_channels.list()
+            ],
             types=services.notify_types(runtime),
         )
 

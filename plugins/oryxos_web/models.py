@@ -164,7 +164,11 @@ class NotifyChannelIn(Strict):
     name: str = Field(pattern=NAME, description="letters, digits, '_', '.', '-'")
     type: str = Field(min_length=1, max_length=64, description="a registered adapter type")
     url: str = Field(pattern=r"^https?://\S+$", max_length=2048)
-    secret: str | None = Field(default=None, max_length=2048, description="write-only")
+    secret: str | None = Field(
+        default=None,
+        max_length=2048,
+        description="write-only: ${VAR} (read from the environment when sending) or the value",
+    )
     description: str | None = Field(default=None, max_length=500)
 
 
@@ -183,6 +187,9 @@ class NotifyChannelOut(BaseModel):
     url: str
     description: str | None = None
     has_secret: bool
+    secret_variable: str | None = Field(
+        default=None, description="the ${VAR} the secret is read from, if it is a reference"
+    )
     created_at: datetime
     updated_at: datetime
 

@@ -306,8 +306,8 @@ def _audit(api: Api, runtime: Any) -> None:
         )
 
 
-def _channel_out(record: Any) -> m.NotifyChannelOut:
-    return m.NotifyChannelOut(**record.public_dict())
+def _channel_out(runtime: Any, record: Any) -> m.NotifyChannelOut:
+    return m.NotifyChannelOut(**services.channel_public(runtime, record))
 
 
 def _notify(api: Api, runtime: Any) -> None:
@@ -321,7 +321,7 @@ def _notify(api: Api, runtime: Any) -> None:
     def list_channels() -> m.NotifyChannelList:
         """Secrets are never shown; ``types`` lists the registered adapter types."""
         return m.NotifyChannelList(
-            items=[_channel_out(r) for r in runtime.storage.notify_channels.list()],
+            items=[_channel_out(runtime, r) for r in runtime.storage.notify_channels.list()],
             types=services.notify_types(runtime),
         )
 
@@ -337,7 +337,7 @@ def _notify(api: Api, runtime: Any) -> None:
     )
     def create_channel(body: m.NotifyChannelIn) -> m.NotifyChannelOut:
         """``type`` must be a registered adapter type."""
-        return _channel_out(services.create_channel(runtime, body.model_dump()))
+        return _channel_out(runtime, services.create_channel(runtime, body.model_dump()))
 
     @api.route(
         "GET",
@@ -349,7 +349,7 @@ def _notify(api: Api, runtime: Any) -> None:
     )
     def get_channel(name: str) -> m.NotifyChannelOut:
         """Without its secret."""
-        return _channel_out(services.get_channel(runtime, name))
+        return _channel_out(runtime, services.get_channel(runtime, name))
 
     @api.route(
         "PUT",
@@ -367,7 +367,7 @@ def _notify(api: Api, runtime: Any) -> None:
             for key, value in body.model_dump(exclude_unset=True).items()
             if value is not None or key in ("secret", "description")  # null clears these
         }
-        return _channel_out(services.update_channel(runtime, name, changes))
+        return _channel_out(runtime, services.update_channel(runtime, name, changes))
 
     @api.route(
         "DELETE",

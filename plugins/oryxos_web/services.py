@@ -226,10 +226,26 @@ def remove_whitelist(runtime: Any, kind: str, value: str) -> None:
 
 
 # Notify channels ----------------------------------------------------------------------------------
+#
+# The kernel's notify service (``runtime.notify``) owns validation, secrets and delivery; the
+# API and the console only call it. Without it (an older kernel) the store is used directly.
+
+
+def _service(runtime: Any) -> Any:
+    return getattr(runtime, "notify", None)
 
 
 def notify_types(runtime: Any) -> list[str]:
     return sorted(runtime.notify_adapters.names())
+
+
+def channel_public(runtime: Any, record: Any) -> dict[str, Any]:
+    """A channel as shown: never the secret, at most the variable it is read from."""
+    out = record.public_dict()
+    service = _service(runtime)
+    shown = service.describe(record).get("secret") if service is not None else None
+    out["secret_variable"] = shown if isinstance(shown, str) and shown.startswith("${") else None
+    return out
 
 
 def _check_type(runtime: Any, type_name: str) -> None:
@@ -240,6 +256,9 @@ def _check_type(runtime: Any, type_name: str) -> None:
 
 
 def get_channel(runtime: Any, name: str) -> Any:
+    service = _service(runtime)
+    if service is not None:
+        return service.get(name)
     record = runtime.storage.notify_channels.get(name)
     if record is None:
         raise NotFoundError(f"no notify channel {name!r}")
@@ -249,40 +268,51 @@ def get_channel(runtime: Any, name: str) -> Any:
 def create_channel(runtime: Any, data: dict[str, Any]) -> Any:
     from oryxos.storage import NotifyChannelRecord
 
+    service = _service(runtime)
+    if service is not None:
+        return service.add(
+            data["name"],
+            data["type"],
+            data["url"],
+            secret=data.get("secret"),
+            description=data.get("description"),
+        )
     _check_type(runtime, data["type"])
     return runtime.storage.notify_channels.create(NotifyChannelRecord(**data))
 
 
 def update_channel(runtime: Any, name: str, changes: dict[str, Any]) -> Any:
+    """Change the fields given (``secret``/``description`` set to None clear them)."""
+    service = _service(runtime)
+    if service is not None:
+        return service.update(name, **changes)
     if changes.get("type") is not None:
         _check_type(runtime, changes["type"])
     get_channel(runtime, name)
+    if not changes:
+        raise UsageError(f"nothing to change for notify channel {name!r}")
     return runtime.storage.notify_channels.update(name, **changes)
 
 
 def delete_channel(runtime: Any, name: str) -> None:
-    if not runtime.storage.notify_channels.delete(name):
+    service = _service(runtime)
+    if service is not None:
+        service.remove(name)
+    elif not runtime.storage.notify_channels.delete(name):
         raise NotFoundError(f"no notify channel {name!r}")
 
 
 def send_test(runtime: Any, name: str, content: str) -> dict[str, Any]:
-    """Send a test message through a channel's adapter (the notify plugin's send-test)."""
-    record = get_channel(runtime, name)
-    adapter = runtime.notify_adapters.get(record.type)
-    result = _deliver(runtime, adapter, record, content)
-    delivered = bool(getattr(result, "delivered", getattr(result, "success", result)))
-    detail = getattr(result, "detail", None) or getattr(result, "error_message", None)
-    if detail is None and not isinstance(result, bool | type(None)):
-        detail = str(result)
-    return {"channel": name, "delivered": delivered, "detail": detail}
-
-
-def _deliver(runtime: Any, adapter: Any, record: Any, content: str) -> Any:
-    try:  # the notify plugin's send-test function, when it is installed
-        from oryxos_notify import send_test as plugin_send_test  # type: ignore[import-not-found]
-    except ImportError:
-        plugin_send_test = None
-    if plugin_send_test is not None:
-        return plugin_send_test(runtime, record, content)
-    send = getattr(adapter, "send", None) or adapter
-    return send(record, content)
+    """Send a test message through the channel's adapter and report the vendor's verdict."""
+    service = _service(runtime)
+    if service is not None:
+        delivery = service.send(name, content)
+    else:
+        record = get_channel(runtime, name)
+        adapter = runtime.notify_adapters.get(record.type)
+        delivery = adapter.deliver(record, content, secret=record.secret, timeout=10.0)
+    return {
+        "channel": name,
+        "delivered": bool(delivery.ok),
+        "detail": getattr(delivery, "detail", None) or None,
+    }

@@ -12,14 +12,19 @@ from oryxos.runtime import Runtime
 
 
 class Recorder:
-    """A notify adapter that records what it was asked to send."""
+    """A notify adapter (the ``deliver`` contract of oryxos.notify) that records what it was
+    asked to send; a URL ending in /fail is refused by the "vendor"."""
 
     def __init__(self) -> None:
         self.sent: list[tuple[str, str]] = []
 
-    def send(self, record: Any, content: str) -> bool:
-        self.sent.append((record.name, content))
-        return not record.url.endswith("/fail")
+    def deliver(self, channel: Any, content: str, *, secret: Any, timeout: float) -> Any:
+        from types import SimpleNamespace
+
+        self.sent.append((channel.name, content))
+        if channel.url.endswith("/fail"):
+            return SimpleNamespace(ok=False, detail="vendor said no", retryable=False)
+        return SimpleNamespace(ok=True, detail="", retryable=False)
 
 
 @pytest.fixture
