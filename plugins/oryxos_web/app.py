@@ -19,6 +19,8 @@ from oryxos_web.errors import (
 )
 
 log = logging.getLogger("oryxos.web")
+#: WSGI environ key holding the request's start (time.perf_counter()), set by the server.
+STARTED_KEY = "oryxos.started"
 access_log = logging.getLogger("oryxos.web.access")
 
 
@@ -86,10 +88,12 @@ def _install_auth(app: Any, api: Api, token: str | None) -> None:
     from flask import request
 
     public = {PREFIX + "/health"}
+    if token is None:
+        return  # nothing to check: no per-request cost
 
     @app.before_request
     def require_token() -> Any:
-        if token is None or not _is_api(request.path) or request.path in public:
+        if not _is_api(request.path) or request.path in public:
             return None
         given = auth.bearer(request.headers.get("Authorization"))
         if given is None:
@@ -149,11 +153,7 @@ def _install_errors(app: Any) -> None:
 
 def _install_access_log(app: Any) -> None:
     """One structured (JSON) access-log record per request, through OryxOS logging."""
-    from flask import g, request
-
-    @app.before_request
-    def start_timer() -> None:
-        g.oryxos_started = time.perf_counter()
+    from flask import request
 
     quiet = PREFIX + "/health"
 
@@ -161,7 +161,7 @@ def _install_access_log(app: Any) -> None:
     def log_request(response: Any) -> Any:
         if request.path == quiet and response.status_code == 200:
             return response  # load-balancer probes would flood the log; failures are logged
-        started = g.get("oryxos_started")
+        started = request.environ.get(STARTED_KEY)  # set by the server's InFlight wrapper
         duration = (time.perf_counter() - started) * 1000 if started else 0.0
         access_log.info(
             "%s %s %s",

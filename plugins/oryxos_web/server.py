@@ -40,6 +40,7 @@ class InFlight:
         self._lock = threading.Lock()
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        environ["oryxos.started"] = time.perf_counter()  # for the access log's duration
         with self._lock:
             self.count += 1
         try:
