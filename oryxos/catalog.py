@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oryxos.errors import NotFoundError, StartupError
-from oryxos.tools import Tool, as_tool
+from oryxos.tools import Tool, as_tool, sandbox_args_problem
 
 if TYPE_CHECKING:
     from oryxos.config import Config
@@ -42,6 +43,9 @@ class ToolContext:
     runtime: Runtime | None = None
     factories: dict[str, Callable[[ToolContext], Tool]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Extra read-only roots for file tools (the agent's bound skill folders), on top of the
+    #: sandbox's file whitelist.
+    extra_read_roots: tuple[Path, ...] = ()
     _predicates: dict[str, Callable[[ToolContext], bool]] = field(default_factory=dict, repr=False)
     _memo: dict[str, bool] = field(default_factory=dict, repr=False)
 
@@ -143,6 +147,9 @@ class ToolCatalog:
                 built = as_tool(tool)
             except TypeError as err:
                 raise StartupError(f"plugin {plugin}: {err}") from err
+            problem = sandbox_args_problem(built)
+            if problem:
+                raise StartupError(f"plugin {plugin}: {problem}")
             name = built.name
             description = description or built.description
             builder = builder or (lambda ctx, _tool=built: _tool)
@@ -238,6 +245,9 @@ class ToolCatalog:
                 f"plugin {entry.plugin}: the builder of tool {name!r} returned "
                 f"{type(built).__name__}, not a Tool"
             )
+        problem = sandbox_args_problem(built)
+        if problem:
+            raise StartupError(f"plugin {entry.plugin}: {problem}")
         return built
 
     def build_tools(self, wanted: Iterable[str], ctx: ToolContext) -> list[Tool]:

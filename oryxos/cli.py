@@ -54,7 +54,7 @@ class OryxGroup(click.Group):
 
 def build_cli(pm: PluginManager) -> click.Group:
     """A fresh root group with the built-in commands and every plugin's commands."""
-    from oryxos.commands import init, plugins_cmd, profile, skill, status
+    from oryxos.commands import init, plugins_cmd, profile, sandbox_cmd, skill, status, tool_cmd
 
     @click.group(cls=OryxGroup, context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(__version__, "--version", prog_name="oryxos")
@@ -82,7 +82,15 @@ def build_cli(pm: PluginManager) -> click.Group:
 
         setup_logging(None, verbose=verbose)
 
-    for command in (init.init, status.status, plugins_cmd.plugins, profile.profile, skill.skill):
+    for command in (
+        init.init,
+        status.status,
+        plugins_cmd.plugins,
+        profile.profile,
+        skill.skill,
+        tool_cmd.tool,
+        sandbox_cmd.sandbox,
+    ):
         oryxos.add_command(command)
     pm.hook.oryxos_register_commands(cli=oryxos)
     return oryxos

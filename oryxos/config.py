@@ -51,12 +51,39 @@ class ShellSandboxConfig(Section):
     timeout_seconds: float = Field(default=30.0, gt=0)
     max_output_bytes: int = Field(default=65536, gt=0)
 
+    @field_validator("allowed_commands")
+    @classmethod
+    def _commands(cls, value: list[str]) -> list[str]:
+        # an entry the sandbox would always refuse is a mistake worth reporting at load time
+        from oryxos.sandbox import shell_entry_problem
+
+        for entry in value:
+            problem = shell_entry_problem(entry)
+            if problem:
+                raise ValueError(problem)
+        return value
+
 
 class HttpSandboxConfig(Section):
     allowed_domains: list[str] = Field(default_factory=list)
     allow_link_local: bool = Field(
         default=False, description="allow 169.254.0.0/16 and cloud metadata addresses"
     )
+
+    @field_validator("allowed_domains")
+    @classmethod
+    def _domains(cls, value: list[str]) -> list[str]:
+        from oryxos.sandbox import parse_host_pattern
+
+        for entry in value:
+            try:
+                parse_host_pattern(entry)
+            except ValueError as err:
+                raise ValueError(
+                    f"{entry!r} is not a host or *.domain entry ({err}); "
+                    "e.g. api.example.com or '*.feishu.cn'"
+                ) from None
+        return value
 
 
 class SandboxConfig(Section):

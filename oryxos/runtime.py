@@ -19,8 +19,10 @@ from oryxos.workspace import Workspace
 if TYPE_CHECKING:
     from oryxos.agents import AgentLoader
     from oryxos.catalog import ToolCatalog
+    from oryxos.executor import ToolExecutor
     from oryxos.memory import Memory
     from oryxos.plugins import PluginManager
+    from oryxos.sandbox import SandboxChecker
     from oryxos.storage import Storage
 
 
@@ -96,6 +98,20 @@ class Runtime:
         return AgentLoader(self.workspace)
 
     @cached_property
+    def sandbox(self) -> SandboxChecker:
+        """The sandbox: config whitelists plus the runtime entries stored in the database."""
+        from oryxos.sandbox import SandboxChecker
+
+        return SandboxChecker(self.config, self.workspace, lambda: self.storage.whitelist)
+
+    @cached_property
+    def executor(self) -> ToolExecutor:
+        """Runs tool calls: sandbox, validation, hooks, execution and audit."""
+        from oryxos.executor import ToolExecutor
+
+        return ToolExecutor(self)
+
+    @cached_property
     def providers(self) -> Registry[Any]:
         registry: Registry[Any] = Registry("provider")
         return self._collect("oryxos_register_providers", registry, register=registry)
@@ -139,6 +155,7 @@ class Runtime:
             if self._started:
                 self._started = False
                 self.pm.hook.oryxos_shutdown(runtime=self)
+            self.__dict__.pop("sandbox", None)  # it holds the storage's whitelist store
             storage = self.__dict__.pop("storage", None)
             if storage is not None:
                 storage.close()

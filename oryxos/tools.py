@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from oryxos.catalog import ToolContext
 
 TRUNCATION_NOTE = "\n[output truncated: {shown} of {total} bytes shown]"
+#: What ``Tool.sandbox_args`` may map an argument to (see docs/sandbox.md).
+SANDBOX_KINDS = ("file", "file_write", "shell", "http")
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,10 @@ class Tool(ABC):
     name: str = ""
     description: str = ""
     input_schema: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
+    #: Arguments the executor checks against the sandbox before the tool runs: argument name →
+    #: ``"file"`` (read), ``"file_write"``, ``"shell"`` or ``"http"``. The tool receives the
+    #: checked value (a file argument becomes its real path; a URL its normalised form).
+    sandbox_args: dict[str, str] = {}  # noqa: RUF012
 
     @abstractmethod
     def execute(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -150,6 +156,7 @@ class FunctionTool(Tool):
         *,
         name: str | None = None,
         description: str | None = None,
+        sandbox_args: dict[str, str] | None = None,
     ):
         if not callable(fn):
             raise TypeError(f"a tool must be a Tool or a function, not {type(fn).__name__}")
@@ -159,6 +166,8 @@ class FunctionTool(Tool):
         self.description = description or doc.split("\n\n")[0].replace("\n", " ").strip()
         self._context_param: str | None = None
         self.input_schema = self._derive_schema()
+        if sandbox_args:
+            self.sandbox_args = dict(sandbox_args)
 
     def _derive_schema(self) -> dict[str, Any]:
         from typing import get_type_hints
@@ -206,11 +215,15 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    sandbox_args: dict[str, str] | None = None,
 ) -> Any:
-    """Decorator: turn a typed function into a :class:`FunctionTool` (``@tool`` or ``@tool()``)."""
+    """Decorator: turn a typed function into a :class:`FunctionTool` (``@tool`` or ``@tool()``).
+
+    ``sandbox_args`` is the tool's :attr:`Tool.sandbox_args`, e.g. ``{"path": "file"}``.
+    """
 
     def wrap(func: Callable[..., Any]) -> FunctionTool:
-        return FunctionTool(func, name=name, description=description)
+        return FunctionTool(func, name=name, description=description, sandbox_args=sandbox_args)
 
     return wrap(fn) if fn is not None else wrap
 
@@ -222,6 +235,21 @@ def as_tool(obj: Any) -> Tool:
     if inspect.isfunction(obj) or inspect.ismethod(obj):
         return FunctionTool(obj)
     raise TypeError(f"expected a Tool instance or a function, got {type(obj).__name__}")
+
+
+def sandbox_args_problem(tool: Tool) -> str | None:
+    """What is wrong with a tool's ``sandbox_args`` (an unknown kind, an argument that is not
+    in its schema), or None. A mistake here would leave an argument unchecked."""
+    properties = tool.input_schema.get("properties", {})
+    for argument, kind in (tool.sandbox_args or {}).items():
+        if kind not in SANDBOX_KINDS:
+            return (
+                f"tool {tool.name!r}: sandbox_args[{argument!r}] is {kind!r}; "
+                f"expected one of {', '.join(SANDBOX_KINDS)}"
+            )
+        if argument not in properties:
+            return f"tool {tool.name!r}: sandbox_args names {argument!r}, which is not an argument"
+    return None
 
 
 def truncate_output(text: str, max_bytes: int) -> str:
