@@ -125,6 +125,12 @@ def _raising_routes(app, api, runtime):
     def provider_down():
         raise ProviderError("provider deepseek answered 500")
 
+    @api.route("GET", "/refused", summary="raises a sandbox refusal")
+    def refused():
+        from oryxos.sandbox import SandboxViolation
+
+        raise SandboxViolation("sandbox.http.allowed_domains", "evil.example is not allowed")
+
     @api.route("GET", "/provider-slow", summary="raises a provider timeout")
     def provider_slow():
         raise ProviderTimeoutError("provider deepseek timed out after 60 s")
@@ -142,6 +148,11 @@ def test_a_bug_is_a_500_without_traceback_or_internals(raising_client, api_error
     error = api_error(raising_client.get("/api/v1/boom"), 500, "internal_error")
     assert "secret internals" not in error["message"]
     assert any("secret internals" in (r.exc_text or "") for r in caplog.records)
+
+
+def test_a_sandbox_refusal_is_403_naming_the_rule(raising_client, api_error):
+    error = api_error(raising_client.get("/api/v1/refused"), 403, "sandbox_refused")
+    assert "sandbox.http.allowed_domains" in error["message"]
 
 
 def test_provider_failure_is_502_and_timeout_504(raising_client, api_error):
@@ -429,3 +440,16 @@ def test_memory_without_a_memory_backend_is_empty(make_runtime):
     runtime = make_runtime(config="memory:\n  backend: none-such\n")
     body = create_app(runtime).test_client().get("/api/v1/memory").get_json()
     assert body == {"backend": None, "entries": []}
+
+
+def test_whitelist_edits_apply_to_the_sandbox_at_once(runtime, client):
+    from oryxos.sandbox import SandboxViolation
+
+    sandbox = runtime.sandbox
+    with pytest.raises(SandboxViolation):
+        sandbox.check_url("https://api.example.com/v1")
+    client.post("/api/v1/sandbox/whitelist", json={"kind": "http", "value": "*.example.com"})
+    sandbox.check_url("https://api.example.com/v1")  # no restart, no reload
+    client.delete("/api/v1/sandbox/whitelist?kind=http&value=*.example.com")
+    with pytest.raises(SandboxViolation):
+        sandbox.check_url("https://api.example.com/v1")
