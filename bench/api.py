@@ -73,6 +73,7 @@ def wait_ready(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
 
 
 def start_oryxos(project: Path, port: int, threads: int) -> subprocess.Popen:
+    log = os.environ.get("BENCH_SERVER_STDERR")  # a file to keep the server's stderr in
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -87,7 +88,7 @@ def start_oryxos(project: Path, port: int, threads: int) -> subprocess.Popen:
             str(threads),
         ],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=open(log, "a") if log else subprocess.DEVNULL,  # noqa: SIM115
     )
     wait_ready(port, proc)
     return proc

@@ -75,6 +75,10 @@ class Server:
             threads=self.threads,
             ident="oryxos",
             clear_untrusted_proxy_headers=True,
+            # poll(), not select(): select() fails past file descriptor 1024 (~500 turns, each
+            # holding a client connection and a connection to the model)
+            asyncore_use_poll=True,
+            connection_limit=max(100, self.threads * 2),
             channel_timeout=max(120, int(self.deadline) + 30),
         )
         self._threads: list[threading.Thread] = []
