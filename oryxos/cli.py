@@ -54,7 +54,18 @@ class OryxGroup(click.Group):
 
 def build_cli(pm: PluginManager) -> click.Group:
     """A fresh root group with the built-in commands and every plugin's commands."""
-    from oryxos.commands import init, plugins_cmd, profile, sandbox_cmd, skill, status, tool_cmd
+    from oryxos.commands import (
+        chat,
+        init,
+        plugins_cmd,
+        profile,
+        providers_cmd,
+        sandbox_cmd,
+        sessions_cmd,
+        skill,
+        status,
+        tool_cmd,
+    )
 
     @click.group(cls=OryxGroup, context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(__version__, "--version", prog_name="oryxos")
@@ -88,6 +99,9 @@ def build_cli(pm: PluginManager) -> click.Group:
         plugins_cmd.plugins,
         profile.profile,
         skill.skill,
+        chat.chat,
+        providers_cmd.provider,
+        sessions_cmd.session,
         tool_cmd.tool,
         sandbox_cmd.sandbox,
     ):

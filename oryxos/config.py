@@ -34,7 +34,11 @@ class ProviderConfig(Section):
     api_key: SecretRef | None = Field(default=None, description="usually ${SOME_API_KEY}")
     timeout: float = Field(default=60.0, gt=0, description="seconds per request")
     max_retries: int = Field(default=2, ge=0, le=10, description="retries on 429/5xx/timeouts")
+    # Base of the exponential backoff between retries (seconds); Retry-After wins when sent.
+    retry_backoff: float = Field(default=0.5, ge=0, le=60, description="backoff base, seconds")
     params: dict[str, Any] = Field(default_factory=dict, description="extra litellm parameters")
+    # Another provider name, tried (with its own retries) when this one has failed for good.
+    fallback: str | None = Field(default=None, description="provider to try when this one fails")
 
 
 class StorageConfig(Section):
@@ -127,6 +131,35 @@ class MemoryConfig(Section):
     max_prompt_chars: int = Field(default=4000, gt=0)
 
 
+class HttpToolsConfig(Section):
+    """Limits of the HTTP tools (http_get ... download_file, web_search); which hosts they may
+    reach is ``sandbox.http``."""
+
+    timeout_seconds: float = Field(default=30.0, gt=0, description="per request (connect+read)")
+    max_response_bytes: int = Field(
+        default=2 * 1024 * 1024, gt=0, description="body bytes read; the rest is cut"
+    )
+    max_download_bytes: int = Field(
+        default=25 * 1024 * 1024, gt=0, description="download_file refuses larger files"
+    )
+    max_redirects: int = Field(default=5, ge=0, le=20)
+    user_agent: str = Field(default="OryxOS (+https://github.com/oryxos/oryxos)")
+
+
+class WebSearchConfig(Section):
+    """The web_search tool's back-end; without one the tool is not offered to agents."""
+
+    backend: Literal["searxng", "brave"] | None = Field(
+        default=None, description="searxng (self-hosted) or brave (Brave Search API)"
+    )
+    url: str | None = Field(
+        default=None,
+        description="searxng: the instance's base URL; brave: defaults to the public endpoint",
+    )
+    api_key: SecretRef | None = Field(default=None, description="brave: ${BRAVE_API_KEY}")
+    max_results: int = Field(default=5, ge=1, le=20)
+
+
 class Config(Section):
     """The whole of config.yaml."""
 
@@ -139,6 +172,9 @@ class Config(Section):
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    # issue 6: limits of the HTTP tools, and the web_search back-end
+    http_tools: HttpToolsConfig = Field(default_factory=HttpToolsConfig)
+    web_search: WebSearchConfig = Field(default_factory=WebSearchConfig)
 
     #: Where the file was read from (not a key of the file).
     _source: str = PrivateAttr(default="")
@@ -153,6 +189,8 @@ class Config(Section):
         refs = [p.api_key for p in self.providers.values() if p.api_key]
         if self.server.api_token:
             refs.append(self.server.api_token)
+        if self.web_search.api_key:
+            refs.append(self.web_search.api_key)
         return refs
 
 

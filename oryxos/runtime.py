@@ -20,9 +20,11 @@ if TYPE_CHECKING:
     from oryxos.agents import AgentLoader
     from oryxos.catalog import ToolCatalog
     from oryxos.executor import ToolExecutor
+    from oryxos.loop import ReActLoop
     from oryxos.memory import Memory
     from oryxos.plugins import PluginManager
     from oryxos.sandbox import SandboxChecker
+    from oryxos.sessions import SessionManager
     from oryxos.storage import Storage
 
 
@@ -62,6 +64,10 @@ class Runtime:
     def storage(self) -> Storage:
         """The configured storage back-end, connected and migrated."""
         with self._lock:
+            # Threads that raced to the first use wait here; all but the first get its storage
+            # (functools.cached_property has no lock of its own since Python 3.12).
+            if "storage" in self.__dict__:
+                return self.__dict__["storage"]  # type: ignore[no-any-return]
             name = self.config.storage.backend
             if name not in self.storage_backends:
                 known = (
@@ -128,6 +134,31 @@ class Runtime:
         if name not in self.memory_backends:
             return None
         return self.memory_backends.get(name)(self)
+
+    @property
+    def sessions(self) -> SessionManager:
+        """Sessions of this runtime: lookup, storage and per-session turn locks.
+
+        Built under the runtime's lock, not as a cached_property (which has no lock since
+        Python 3.12): two threads racing on the first turn must share one manager, or each
+        would lock sessions with its own locks.
+        """
+        with self._lock:
+            if "_sessions" not in self.__dict__:
+                from oryxos.sessions import SessionManager
+
+                self._sessions = SessionManager(self)
+            return self._sessions
+
+    @property
+    def loop(self) -> ReActLoop:
+        """The ReAct loop that channels (CLI, REST, IM) run agent turns through (one, shared)."""
+        with self._lock:
+            if "_loop" not in self.__dict__:
+                from oryxos.loop import ReActLoop
+
+                self._loop = ReActLoop(self)
+            return self._loop
 
     @cached_property
     def channels(self) -> Registry[Any]:

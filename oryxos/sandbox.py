@@ -310,6 +310,14 @@ class SandboxChecker:
         }
         return database, config_files
 
+    def _is_memory_or_user_file(self, real: Path) -> bool:
+        """USER.md (the person's own file) or anything in the memory folder (MEMORY.md, its
+        lock and backups): the memory plugin writes them under its own lock, tools never."""
+        if real == self._real(self.workspace.path / "USER.md"):
+            return True
+        memory_dir = self._real(self.workspace.memory_dir)
+        return real == memory_dir or real.is_relative_to(memory_dir)
+
     def _is_agent_file(self, real: Path) -> bool:
         """A (possibly new) AGENT.md directly inside an agent's directory."""
         return real.name == AGENT_FILE and real.parent.parent == self._real(
@@ -340,6 +348,12 @@ class SandboxChecker:
             what = "the database" if real in database else "a file that configures the sandbox"
             raise SandboxViolation(
                 RULE_FILE_PROTECTED, f"{real} is {what} and cannot be used through tools"
+            )
+        if write and self._is_memory_or_user_file(real):
+            raise SandboxViolation(
+                RULE_FILE_PROTECTED,
+                f"{real} is the user's USER.md or long-term memory: USER.md is never written by "
+                "tools, and memory only through save_memory",
             )
         if write and any(p.is_relative_to(real) for p in database | config_files):
             # moving or replacing a directory that holds them (.oryxos, the project directory)

@@ -64,13 +64,13 @@ def test_profile_show_text_and_json(demo, monkeypatch):
     text = run(demo, "profile", "show", "weather").output
     assert "ok              weather-report" in text
     assert "key ${DEEPSEEK_API_KEY} set" in text
-    assert "unknown         http_get" in text  # no tools plugin in this branch yet
+    assert "available       http_get" in text  # from the built-in http plugin
     data = json.loads(run(demo, "profile", "show", "weather", "--json").output)
     assert data["provider"]["api_key"] == "${DEEPSEEK_API_KEY}"
     assert data["provider"]["api_key_set"] is True
     assert data["provider"]["configured"] is True
     assert data["skills"][0]["state"] == "ok"
-    assert data["resolved_tools"]["unknown"] == ["http_get", "current_time"]
+    assert data["resolved_tools"]["available"] == ["current_time", "http_get"]
     for output in (text, json.dumps(data)):
         assert "sk-never-printed-4242" not in output
 
@@ -81,7 +81,9 @@ def test_profile_show_resolves_tools_through_the_catalog(demo, oryxos_inline_plu
         catalog.register("current_time", builder=lambda ctx: None, available=lambda ctx: False)
 
     plugin = oryxos_inline_plugin("fake-tools", oryxos_register_tools=register)
-    data = json.loads(run(demo, "profile", "show", "weather", "--json", plugins=[plugin]).output)
+    builtins_off = {"ORYXOS_DISABLE_PLUGINS": "http,util"}  # they register the real ones
+    shown = run(demo, "profile", "show", "weather", "--json", plugins=[plugin], env=builtins_off)
+    data = json.loads(shown.output)
     assert data["resolved_tools"] == {
         "available": ["http_get"],
         "unavailable": {"current_time": "not available in this context"},

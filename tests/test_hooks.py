@@ -150,3 +150,63 @@ def test_a_registry_refuses_duplicates_naming_both_plugins(oryxos_workspace, ory
         StartupError, match="provider 'p' is registered twice: by plugin one and by plugin two"
     ):
         runtime_with(oryxos_workspace, one, two).providers
+
+
+def _echo_plugin(oryxos_inline_plugin, **hooks):
+    def register(catalog):
+        def echo(text: str) -> str:
+            """Echo the text."""
+            return text
+
+        catalog.register(echo)
+
+    return oryxos_inline_plugin("echoer", oryxos_register_tools=register, **hooks)
+
+
+def test_hook_oryxos_before_tool_call(oryxos_workspace, oryxos_inline_plugin):
+    from oryxos.storage import AuditQuery
+    from oryxos.tools import ToolCall
+
+    seen = []
+
+    def veto(call, ctx):
+        seen.append((call.name, call.arguments, ctx.agent))
+        return (
+            "echo of 'forbidden' is blocked by policy"
+            if call.arguments["text"] == "forbidden"
+            else None
+        )
+
+    runtime = runtime_with(
+        oryxos_workspace, _echo_plugin(oryxos_inline_plugin, oryxos_before_tool_call=veto)
+    )
+    ctx = runtime.catalog.context(agent="a1")
+    ok = runtime.executor.run(ToolCall("echo", {"text": "fine"}), ctx)
+    refused = runtime.executor.run(ToolCall("echo", {"text": "forbidden"}), ctx)
+    invalid = runtime.executor.run(ToolCall("echo", {}), ctx)  # schema fails first: no hook call
+    assert ok.success and ok.content == "fine"
+    assert not refused.success and not refused.retryable
+    assert "blocked by policy" in refused.error_message
+    assert not invalid.success and invalid.retryable
+    assert seen == [("echo", {"text": "fine"}, "a1"), ("echo", {"text": "forbidden"}, "a1")]
+    rows = runtime.storage.audit.tool_invocations(AuditQuery(tool_name="echo")).items
+    assert [r.success for r in rows] == [False, False, True]  # newest first; refusals audited
+    runtime.close()
+
+
+def test_hook_oryxos_after_tool_call(oryxos_workspace, oryxos_inline_plugin):
+    from oryxos.tools import ToolCall
+
+    seen = []
+    plugin = _echo_plugin(
+        oryxos_inline_plugin,
+        oryxos_after_tool_call=lambda call, result, ctx: seen.append(
+            (call.name, result.success, result.content)
+        ),
+    )
+    runtime = runtime_with(oryxos_workspace, plugin)
+    ctx = runtime.catalog.context()
+    runtime.executor.run(ToolCall("echo", {"text": "hi"}), ctx)
+    runtime.executor.run(ToolCall("nope", {}), ctx)
+    assert seen == [("echo", True, "hi"), ("nope", False, "")]
+    runtime.close()

@@ -1,0 +1,192 @@
+"""A :class:`oryxos.providers.Provider` on litellm: sends messages, returns text and tool calls.
+
+litellm never runs tools and never retries here (``num_retries=0``): the kernel's
+ProviderClient owns retries, backoff and audit. This module imports only the standard library
+and ``oryxos`` at its top; litellm is imported by :func:`load_litellm` on first use.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from oryxos.providers import (
+    ProviderError,
+    ProviderResponse,
+    ProviderToolCall,
+    Usage,
+    is_retryable_status,
+    parse_retry_after,
+)
+
+if TYPE_CHECKING:
+    from oryxos.config import ProviderConfig
+    from oryxos.secrets import SecretRef
+
+log = logging.getLogger("oryxos.litellm")
+
+#: Set before litellm is imported: no price-map download, no .env loading, no debug chatter.
+LITELLM_ENV = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_OFFLINE_MODE": "true",
+    "LITELLM_MODE": "PRODUCTION",
+}
+
+_import_lock = threading.Lock()
+_litellm: Any = None
+
+
+def load_litellm() -> Any:
+    """Import litellm once, quietly and offline; thread-safe (chat preloads it in a thread)."""
+    global _litellm
+    if _litellm is not None:
+        return _litellm
+    with _import_lock:
+        if _litellm is None:
+            for key, value in LITELLM_ENV.items():
+                os.environ.setdefault(key, value)
+            import litellm
+
+            litellm.suppress_debug_info = True
+            # litellm adds its own stderr handlers; our logging configuration handles its records.
+            for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+                logger = logging.getLogger(name)
+                for handler in list(logger.handlers):
+                    logger.removeHandler(handler)
+                logger.propagate = True
+            _litellm = litellm
+    return _litellm
+
+
+def preload() -> threading.Thread:
+    """Import litellm in a daemon thread so that the first request does not wait for it."""
+    thread = threading.Thread(target=_preload_quietly, name="oryxos-litellm-import", daemon=True)
+    thread.start()
+    return thread
+
+
+def _preload_quietly() -> None:
+    try:
+        load_litellm()
+    except Exception:  # the first real call reports the problem
+        log.debug("background import of litellm failed", exc_info=True)
+
+
+class LiteLLMProvider:
+    """One ``providers:`` entry: model string, base URL, key reference, timeout, extra params."""
+
+    def __init__(self, name: str, config: ProviderConfig):
+        self.name = name
+        self.config = config
+        self.model = config.model
+        self.api_base = config.api_base
+        self.timeout = config.timeout
+        self.max_retries = config.max_retries
+        self.retry_backoff = config.retry_backoff
+
+    def __repr__(self) -> str:
+        return f"<LiteLLMProvider {self.name} {self.model}>"
+
+    def check(self, api_key: SecretRef | None = None) -> None:
+        """A ConfigError naming file, key and variable if the key variable is unset."""
+        ref = api_key or self.config.api_key
+        if ref is not None and not ref.is_set():
+            ref.resolve()  # raises the ConfigError that names the variable
+
+    def warm_up(self) -> None:
+        preload()
+
+    def complete(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None,
+        *,
+        model: str | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        api_key: str | None = None,
+        **params: Any,
+    ) -> ProviderResponse:
+        litellm = load_litellm()
+        kwargs: dict[str, Any] = {**self.config.params, **params}
+        kwargs.update(
+            model=model or self.model,
+            messages=list(messages),
+            timeout=timeout or self.timeout,
+            num_retries=0,
+        )
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if api_key is None and self.config.api_key is not None:
+            api_key = self.config.api_key.resolve()
+        if api_key is not None:
+            kwargs["api_key"] = api_key
+        if tools:
+            kwargs["tools"] = list(tools)
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        try:
+            response = litellm.completion(**kwargs)
+        except Exception as exc:
+            raise provider_error(exc, self.name) from exc
+        return to_response(response, kwargs["model"])
+
+
+def to_response(response: Any, model: str) -> ProviderResponse:
+    """litellm's ModelResponse → ProviderResponse (tool calls decided on ``message.tool_calls``)."""
+    message = response.choices[0].message
+    calls = []
+    for index, call in enumerate(getattr(message, "tool_calls", None) or []):
+        function = call.function
+        calls.append(
+            ProviderToolCall(
+                id=call.id or f"call_{index}",
+                name=function.name or "",
+                arguments=function.arguments or "",
+            )
+        )
+    usage = getattr(response, "usage", None)
+    return ProviderResponse(
+        content=message.content,
+        tool_calls=calls,
+        usage=Usage(
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            total_tokens=int(getattr(usage, "total_tokens", 0) or 0),
+        ),
+        model=getattr(response, "model", None) or model,
+    )
+
+
+def provider_error(exc: Exception, provider: str) -> ProviderError:
+    """Classify a litellm/openai exception: status code, Retry-After, retryable or not."""
+    litellm = load_litellm()
+    timeout = isinstance(exc, litellm.Timeout)
+    connection = timeout or isinstance(exc, litellm.APIConnectionError)
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    retry_after = None
+    for source in (getattr(exc, "response", None), exc):
+        headers = getattr(source, "headers", None) or getattr(
+            source, "litellm_response_headers", None
+        )
+        if headers:
+            try:
+                retry_after = parse_retry_after(headers.get("retry-after"))
+            except AttributeError:
+                retry_after = None
+            if retry_after is not None:
+                break
+    kind = "timed out" if timeout else type(exc).__name__
+    detail = str(exc).split("\n")[0][:300]
+    status_text = f"HTTP {status} " if status and not connection else ""
+    return ProviderError(
+        f"provider {provider}: {status_text}{kind}: {detail}",
+        retryable=connection or is_retryable_status(status),
+        status_code=status,
+        retry_after=retry_after,
+        provider=provider,
+    )

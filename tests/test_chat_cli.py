@@ -1,0 +1,128 @@
+"""``oryxos chat``: one-shot (-m, --json, exit codes), interactive, and restart in a new process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from oryxos.testing import Reply, use_model_server
+
+AGENT = """---
+name: greeter
+description: Greets people.
+provider:
+  name: default
+tools: [hello]
+settings:
+  max_iterations: 4
+---
+You greet people with the hello tool.
+"""
+
+
+@pytest.fixture
+def chat_workspace(oryxos_workspace, oryxos_model_server):
+    use_model_server(oryxos_workspace, oryxos_model_server, retry_backoff=0.01, max_retries=1)
+    agent_dir = oryxos_workspace.agents_dir / "greeter"
+    agent_dir.mkdir()
+    (agent_dir / "AGENT.md").write_text(AGENT)
+    return oryxos_workspace
+
+
+def test_one_shot_prints_the_answer(chat_workspace, oryxos_cli, oryxos_model_server):
+    oryxos_model_server.script(Reply.tool("hello", {"name": "Ada"}), Reply.answer("Greeted Ada."))
+    result = oryxos_cli.invoke(["chat", "-p", "greeter", "-m", "greet Ada"])
+    assert result.exit_code == 0, result.output
+    assert result.output == "Greeted Ada.\n"
+    assert oryxos_model_server.requests[1]["messages"][-1]["content"] == "Hello, Ada!"
+    system = oryxos_model_server.requests[0]["messages"][0]
+    assert system["role"] == "system" and "hello tool" in system["content"]
+
+
+def test_one_shot_json_has_answer_session_and_tool_calls(
+    chat_workspace, oryxos_cli, oryxos_model_server
+):
+    oryxos_model_server.script(Reply.tool("hello", {"name": "Bo"}), Reply.answer("Done."))
+    result = oryxos_cli.invoke(["chat", "-p", "greeter", "-m", "hi", "--json", "-s", "job-1"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["answer"] == "Done." and data["session_id"] == "job-1" and data["success"]
+    (call,) = data["tool_calls"]
+    assert call["name"] == "hello" and call["arguments"] == {"name": "Bo"}
+    assert call["content"] == "Hello, Bo!" and call["success"] is True
+
+
+def test_one_shot_failure_exits_non_zero(chat_workspace, oryxos_cli, oryxos_model_server):
+    oryxos_model_server.script(Reply.error(500), Reply.error(500))
+    result = oryxos_cli.invoke(["chat", "-p", "greeter", "-m", "hi"])
+    assert result.exit_code == 1
+    assert "HTTP 500" in result.output and "after 2 attempts" in result.output
+    oryxos_model_server.script(Reply.error(500), Reply.error(500))
+    as_json = oryxos_cli.invoke(["chat", "-p", "greeter", "-m", "hi", "--json"])
+    assert as_json.exit_code == 1 and json.loads(as_json.output)["success"] is False
+
+
+def test_an_unconfigured_provider_is_a_usage_error_before_any_call(
+    oryxos_workspace, oryxos_cli, oryxos_model_server
+):
+    result = oryxos_cli.invoke(["chat", "-m", "hi"])
+    assert result.exit_code == 2
+    assert "unknown provider 'default'" in result.output and "providers:" in result.output
+    assert oryxos_model_server.requests == []
+
+
+def test_an_unknown_agent_is_a_usage_error(chat_workspace, oryxos_cli):
+    result = oryxos_cli.invoke(["chat", "-p", "nobody", "-m", "hi"])
+    assert result.exit_code == 2 and "nobody" in result.output
+
+
+def test_interactive_chat_shows_tools_and_answers(chat_workspace, oryxos_cli, oryxos_model_server):
+    oryxos_model_server.script(Reply.tool("hello", {"name": "Cy"}), Reply.answer("Hi Cy!"))
+    result = oryxos_cli.invoke(
+        ["chat", "-p", "greeter"], input="/help\n/tools\ngreet Cy\n/new\n/bogus\n/exit\n"
+    )
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "agent greeter, session cli:local:greeter" in out
+    assert "/new" in out and "hello" in out  # help, then the tool list
+    assert '→ hello {"name": "Cy"}' in out and "✓ hello: Hello, Cy!" in out
+    assert "greeter> Hi Cy!" in out
+    assert "new session cli:local:greeter:" in out and "unknown command /bogus" in out
+
+
+def test_the_first_prompt_does_not_wait_for_litellm(chat_workspace, oryxos_cli, monkeypatch):
+    import oryxos_litellm.provider as provider_module
+
+    started, release = threading.Event(), threading.Event()
+
+    def slow_import():  # an import that never finishes while the person types
+        started.set()
+        release.wait(30)
+
+    monkeypatch.setattr(provider_module, "load_litellm", slow_import)
+    try:
+        result = oryxos_cli.invoke(["chat", "-p", "greeter"], input="/exit\n")
+    finally:
+        release.set()
+    assert result.exit_code == 0 and "agent greeter" in result.output
+    assert started.wait(5)  # the import was started in the background
+
+
+@pytest.mark.slow
+def test_a_new_process_continues_the_session(chat_workspace, oryxos_model_server):
+    oryxos_model_server.script(Reply.answer("Noted: blue."), Reply.answer("You said blue."))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORYXOS_")}
+    base = [sys.executable, "-m", "oryxos.cli", "-w", str(chat_workspace.path), "chat", "-p"]
+    for text in ("my colour is blue", "what is my colour?"):
+        done = subprocess.run(
+            [*base, "greeter", "-m", text], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+    assert done.stdout == "You said blue.\n"
+    contents = [m["content"] for m in oryxos_model_server.requests[1]["messages"][1:]]
+    assert contents == ["my colour is blue", "Noted: blue.", "what is my colour?"]

@@ -1,0 +1,82 @@
+"""The provider retry policy and the litellm provider's error classification."""
+
+from __future__ import annotations
+
+import socket
+from email.utils import formatdate
+from time import time
+
+import pytest
+
+from oryxos.config import ProviderConfig
+from oryxos.providers import ProviderError, RetryPolicy, parse_retry_after
+from oryxos.testing import Reply
+
+
+def test_backoff_is_exponential_with_jitter_and_retry_after_wins():
+    policy = RetryPolicy(max_retries=3, backoff=1.0, max_delay=10)
+    plain = ProviderError("x", retryable=True)
+    for attempt, base in ((1, 1.0), (2, 2.0), (3, 4.0)):
+        delays = {policy.delay(attempt, plain) for _ in range(20)}
+        assert all(base <= d <= base + 1.0 for d in delays) and len(delays) > 1
+    assert policy.delay(5, plain) == 10  # capped
+    assert policy.delay(1, ProviderError("x", retry_after=3.5)) == 3.5
+    assert policy.delay(1, ProviderError("x", retry_after=999)) == 10
+
+
+def test_retry_after_accepts_seconds_and_http_dates():
+    assert parse_retry_after("2") == 2.0
+    assert parse_retry_after(None) is None and parse_retry_after("soon") is None
+    assert 8 <= parse_retry_after(formatdate(time() + 10, usegmt=True)) <= 10
+
+
+def _provider(url, **settings):
+    from oryxos_litellm.provider import LiteLLMProvider
+
+    return LiteLLMProvider("t", ProviderConfig(model="openai/m", api_base=url, api_key="sk-t",
+                                               **settings))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("reply", "retryable", "status"),
+    [
+        (Reply.error(429, retry_after=7), True, 429),
+        (Reply.error(500), True, 500),
+        (Reply.error(503), True, 503),
+        (Reply.error(400), False, 400),
+        (Reply.error(401), False, 401),
+    ],
+)
+def test_http_errors_are_classified(oryxos_model_server, reply, retryable, status):
+    oryxos_model_server.script(reply)
+    with pytest.raises(ProviderError) as caught:
+        _provider(oryxos_model_server.url).complete([{"role": "user", "content": "x"}], None)
+    assert caught.value.retryable is retryable and caught.value.status_code == status
+    assert caught.value.retry_after == (7 if status == 429 else None)
+    assert str(caught.value).startswith(f"provider t: HTTP {status}")
+
+
+def test_a_refused_connection_is_retryable_and_not_retried_by_litellm():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again at once: nothing listens there
+    provider = _provider(f"http://127.0.0.1:{port}/v1")
+    import time as clock
+
+    start = clock.perf_counter()
+    with pytest.raises(ProviderError) as caught:
+        provider.complete([{"role": "user", "content": "x"}], None)
+    assert caught.value.retryable
+    assert clock.perf_counter() - start < 1.0  # num_retries=0: the OpenAI client's retries are off
+
+
+def test_tool_calls_are_read_from_the_message_not_the_finish_reason(oryxos_model_server):
+    oryxos_model_server.script(Reply(content="thinking", tool_calls=[("echo", '{"a": 1}')]))
+    response = _provider(oryxos_model_server.url).complete(
+        [{"role": "user", "content": "x"}],
+        [{"type": "function", "function": {"name": "echo", "parameters": {"type": "object"}}}],
+    )
+    assert response.content == "thinking"
+    assert [(c.name, c.arguments) for c in response.tool_calls] == [("echo", '{"a": 1}')]
+    sent = oryxos_model_server.requests[0]
+    assert sent["model"] == "m" and sent["tools"][0]["function"]["name"] == "echo"
