@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from oryxos.storage import ToolInvocationRecord
+from oryxos.testing import Reply, use_model_server
 
 pytestmark = pytest.mark.slow
 
@@ -31,13 +32,16 @@ TOKEN = "console-token-1234"
 
 
 @pytest.fixture
-def live_server(make_runtime, monkeypatch):
-    """A real waitress server on 127.0.0.1 with a token, serving the console."""
+def live_server(make_runtime, monkeypatch, oryxos_workspace, oryxos_model_server):
+    """A real waitress server on 127.0.0.1 with a token, serving the console; the default
+    agent's provider is the scripted model server."""
     from oryxos_web import create_app
     from oryxos_web.server import Server
 
     monkeypatch.setenv("CONSOLE_TEST_TOKEN", TOKEN)
-    runtime = make_runtime(config="server:\n  api_token: ${CONSOLE_TEST_TOKEN}\n")
+    oryxos_workspace.config_file.write_text("server:\n  api_token: ${CONSOLE_TEST_TOKEN}\n")
+    use_model_server(oryxos_workspace, oryxos_model_server, max_retries=0)
+    runtime = make_runtime()
     server = Server(create_app(runtime), host="127.0.0.1", port=0, threads=4, deadline=5)
     thread = threading.Thread(target=server.serve, kwargs={"install_signals": False})
     thread.start()
@@ -79,7 +83,7 @@ def _login(page, url):
     assert page.locator("#health").inner_text() == "ok"
 
 
-def test_login_notify_channel_and_audit(live_server, page, recorder):
+def test_login_notify_channel_chat_and_audit(live_server, page, recorder, oryxos_model_server):
     server, runtime = live_server
     url = server.url
     runtime.storage.audit.record_tool_invocation(
@@ -107,13 +111,28 @@ def test_login_notify_channel_and_audit(live_server, page, recorder):
     assert recorder.sent == [("ops", "OryxOS console test message")]
     assert runtime.storage.notify_channels.get("ops").url == "https://hooks.example.com/in"
 
-    page.click("text=Audit")
+    oryxos_model_server.script(
+        Reply.tool("current_time", {}), Reply.answer("It is tea time."), Reply.answer("Bye.")
+    )
+    page.click("nav >> text=Chat")
+    page.select_option("select[name=agent]", "default")
+    page.fill("textarea[name=message]", "What time is it?")
+    page.click("#chat-form button[type=submit]")
+    page.wait_for_selector(".msg.assistant >> text=It is tea time.")
+    assert page.locator(".msg.user").first.inner_text().endswith("What time is it?")
+    assert "current_time" in page.locator(".toolcall").first.inner_text()
+    page.fill("textarea[name=message]", "Thanks")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector(".msg.assistant >> text=Bye.")
+    page.click("nav >> text=Audit")
     rows = page.locator("#audit tbody tr")
-    assert rows.count() == 1
-    assert "refused: shell whitelist has no 'rm'" in rows.first.inner_text()
-    page.select_option("select[name=success]", "true")
+    assert rows.count() == 2  # the chat's current_time call and the refused shell call
+    assert "current_time" in rows.nth(0).inner_text()
+    assert "refused: shell whitelist has no 'rm'" in rows.nth(1).inner_text()
+    page.select_option("select[name=success]", "false")
     page.click("form.filters button[type=submit]")
-    assert "No tool calls recorded." in page.locator("#audit").inner_text()
+    assert page.locator("#audit tbody tr").count() == 1
+    assert "run_shell" in page.locator("#audit").inner_text()
 
     page.click("text=Sandbox")
     page.fill("form.card input[name=value]", "api.example.com")
