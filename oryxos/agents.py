@@ -52,6 +52,9 @@ class ProviderChoice(_Model):
     name: str | None = Field(default=None, description="a key of 'providers:' in config.yaml")
     model: str | None = Field(default=None, description="overrides the provider's model")
     temperature: float | None = Field(default=None, ge=0, le=2)
+    fallback: str | None = Field(
+        default=None, description="another key of 'providers:' to use when this one fails"
+    )
     api_key: SecretRef | None = Field(
         default=None, description="an environment reference such as ${DEEPSEEK_API_KEY}"
     )

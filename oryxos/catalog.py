@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 Availability = bool | str | None | Callable[["ToolContext"], bool]
 Builder = Callable[["ToolContext"], Tool]
 
+#: Key of ``ToolContext.extra`` under which an interactive channel (the CLI chat) puts a
+#: ``question -> answer`` callable; the ask_user tool calls it.
+ASK_USER_KEY = "ask_user"
+
 
 @dataclass
 class ToolContext:

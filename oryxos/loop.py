@@ -148,9 +148,18 @@ class ReActLoop:
         return client
 
     def context_for(
-        self, profile: Any, session_id: str, channel: str, interactive: bool
+        self,
+        profile: Any,
+        session_id: str,
+        channel: str,
+        interactive: bool,
+        extra: dict[str, Any] | None = None,
     ) -> ToolContext:
-        """The ToolContext of an agent's turn (skill folders readable through the sandbox)."""
+        """The ToolContext of an agent's turn (skill folders readable through the sandbox).
+
+        ``extra`` carries what the channel offers tools, e.g. the ask_user callable under
+        :data:`oryxos.catalog.ASK_USER_KEY`.
+        """
         ctx = self.runtime.catalog.context(
             agent=profile.name,
             session_id=session_id,
@@ -158,6 +167,7 @@ class ReActLoop:
             interactive=interactive,
             config=self.runtime.config,
             runtime=self.runtime,
+            extra=dict(extra or {}),
         )
         ctx.extra_read_roots = tuple(getattr(profile, "readable_roots", ()) or ())
         return ctx
@@ -175,8 +185,12 @@ class ReActLoop:
         interactive: bool = False,
         on_event: EventHandler | None = None,
         cancel: threading.Event | None = None,
+        tool_extra: dict[str, Any] | None = None,
     ) -> TurnResult:
-        """Answer ``message`` in a session of ``profile`` (found or created; see sessions)."""
+        """Answer ``message`` in a session of ``profile`` (found or created; see sessions).
+
+        ``tool_extra`` goes to the tools' context (see :meth:`context_for`).
+        """
         client = self.client_for(profile)  # configuration problems fail before the session
         sessions = self.runtime.sessions
         if session_id is None:
@@ -185,7 +199,15 @@ class ReActLoop:
             # Read inside the lock: another turn on this session may have just saved it.
             record = sessions.load(session_id, profile.name, channel=channel, user=user)
             return self._turn(
-                client, profile, record, message, channel, interactive, on_event, cancel
+                client,
+                profile,
+                record,
+                message,
+                channel,
+                interactive,
+                on_event,
+                cancel,
+                tool_extra,
             )
 
     def _turn(
@@ -198,12 +220,13 @@ class ReActLoop:
         interactive: bool,
         on_event: EventHandler | None,
         cancel: threading.Event | None,
+        tool_extra: dict[str, Any] | None = None,
     ) -> TurnResult:
         emit = on_event or (lambda kind, data: None)
         history = record.messages
         history.append({"role": "user", "content": message})
         result = TurnResult(answer="", session_id=record.session_id)
-        ctx = self.context_for(profile, record.session_id, channel, interactive)
+        ctx = self.context_for(profile, record.session_id, channel, interactive, tool_extra)
         tools = self.runtime.catalog.build_tools(profile.wanted_tools(), ctx)
         allowed = {tool.name for tool in tools}
         max_iterations = int(profile.settings.max_iterations)

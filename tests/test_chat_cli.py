@@ -126,3 +126,44 @@ def test_a_new_process_continues_the_session(chat_workspace, oryxos_model_server
     assert done.stdout == "You said blue.\n"
     contents = [m["content"] for m in oryxos_model_server.requests[1]["messages"][1:]]
     assert contents == ["my colour is blue", "Noted: blue.", "what is my colour?"]
+
+
+ASKER = """---
+name: asker
+provider:
+  name: default
+tools: [ask_user]
+---
+Ask the user when you need to know something.
+"""
+
+
+def test_ask_user_reaches_the_person_in_interactive_chat(
+    chat_workspace, oryxos_cli, oryxos_model_server
+):
+    (chat_workspace.agents_dir / "asker").mkdir()
+    (chat_workspace.agents_dir / "asker" / "AGENT.md").write_text(ASKER)
+    oryxos_model_server.script(
+        Reply.tool("ask_user", {"question": "Which colour do you like?"}),
+        Reply.answer("Noted: teal."),
+    )
+    result = oryxos_cli.invoke(["chat", "-p", "asker"], input="pick a colour for me\nteal\n/exit\n")
+    assert result.exit_code == 0, result.output
+    assert "asker asks: Which colour do you like?" in result.output
+    assert "asker> Noted: teal." in result.output
+    tool_message = oryxos_model_server.requests[1]["messages"][-1]
+    assert tool_message["role"] == "tool" and "teal" in tool_message["content"]
+
+
+def test_ask_user_is_not_offered_outside_an_interactive_chat(
+    chat_workspace, oryxos_cli, oryxos_model_server
+):
+    (chat_workspace.agents_dir / "asker").mkdir()
+    (chat_workspace.agents_dir / "asker" / "AGENT.md").write_text(ASKER)
+    oryxos_model_server.script(Reply.answer("I cannot ask here."))
+    result = oryxos_cli.invoke(["chat", "-p", "asker", "-m", "hello"])
+    assert result.exit_code == 0, result.output
+    assert (
+        "tools" not in oryxos_model_server.requests[0]
+        or not oryxos_model_server.requests[0]["tools"]
+    )

@@ -7,7 +7,6 @@ import threading
 import time
 
 import pytest
-from loop_doubles import FakeProfile, SimplePromptBuilder
 
 from oryxos.errors import ConfigError, NotFoundError
 from oryxos.loop import ReActLoop
@@ -289,9 +288,14 @@ def test_a_fallback_provider_answers_when_the_primary_fails(
         use_model_server(oryxos_workspace, backup, name="backup")
         loop = make_loop(max_retries=0)  # rewrites "default" and makes it the default again
         oryxos_model_server.script(Reply.error(500))
-        result = ReActLoop(loop.runtime, prompt_builder=SimplePromptBuilder()).run_turn(
-            FakeProfile(fallback="backup"), "hi"
+        profile = agent(loop)
+        agent_md = profile.directory / "AGENT.md"
+        agent_md.write_text(
+            agent_md.read_text().replace("name: default\n", "name: default\n  fallback: backup\n")
         )
+        profile = loop.runtime.agents.load(profile.name)
+        assert profile.provider.fallback == "backup"
+        result = loop.run_turn(profile, "hi")
     assert result.answer == "from the fallback"
     rows = sorted(llm_rows(loop.runtime), key=lambda r: r.id)
     assert [(r.provider, r.success) for r in rows] == [("default", False), ("backup", True)]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from oryxos.catalog import ASK_USER_KEY
 from oryxos.commands import CliState, echo_json, pass_state
 
 if TYPE_CHECKING:
@@ -106,6 +107,7 @@ class Spinner:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
+        self._stop.clear()
         if self.enabled:
             self._thread = threading.Thread(target=self._spin, daemon=True)
             self._thread.start()
@@ -242,6 +244,14 @@ class Conversation:
                 else:
                     spinner.say(f"  ✗ {data['name']}: {_short(result.error_message or '')}")
 
+        def ask(question: str) -> str:
+            """The ask_user tool's way to the person: pause the spinner, read one line."""
+            spinner.stop()
+            try:
+                return input(f"{self.profile.name} asks: {question}\nyour answer> ")
+            finally:
+                spinner.start()
+
         def work() -> None:
             try:
                 outcome["result"] = self.runtime.loop.run_turn(
@@ -253,6 +263,7 @@ class Conversation:
                     interactive=True,
                     on_event=on_event,
                     cancel=cancel,
+                    tool_extra={ASK_USER_KEY: ask},
                 )
             except Exception as err:  # shown to the person; the loop logged the details
                 outcome["error"] = err

@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 from oryxos import hookimpl
+from oryxos.catalog import ASK_USER_KEY
 from oryxos.tools import Tool, ToolResult
 
 #: The key of ``ToolContext.extra`` under which an interactive channel supplies its callable.
-ASK_USER_KEY = "ask_user"
 MAX_QUESTION_CHARS = 2000
 
 
