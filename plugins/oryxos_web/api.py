@@ -32,6 +32,7 @@ STATUS_TEXT = {
     413: "Request body too large",
     422: "Validation failed",
     502: "The model provider failed",
+    503: "Not available: database down, or the provider is not configured",
     504: "The model provider timed out",
 }
 

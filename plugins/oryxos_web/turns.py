@@ -61,17 +61,28 @@ def _call(call: Any) -> dict[str, Any]:
     }
 
 
+def _run(loop: Any, profile: Any, message: str, **kwargs: Any) -> Any:
+    """``loop.run_turn``; the agent and session exist by now, so an unknown provider or an unset
+    key is the server's configuration, not the request: 503 ``not_configured``."""
+    from oryxos.errors import ConfigError, NotFoundError
+
+    try:
+        return loop.run_turn(profile, message, interactive=False, **kwargs)
+    except (ConfigError, NotFoundError) as err:
+        raise ApiError(503, "not_configured", str(err)) from None
+
+
 def run_session_turn(runtime: Any, record: Any, message: str) -> dict[str, Any]:
     """One turn in a stored session (409 if it is archived, from the session manager)."""
     loop = _loop(runtime)
     profile = runtime.agents.load(record.profile_name)
-    result = loop.run_turn(
+    result = _run(
+        loop,
         profile,
         message,
         session_id=record.session_id,
         channel=record.channel,
         user=record.user_id,
-        interactive=False,
     )
     return _result(result, profile.name, record.session_id)
 
@@ -86,9 +97,7 @@ def run_oneshot_turn(runtime: Any, profile: Any, message: str) -> dict[str, Any]
     loop = _loop(runtime)
     session_id = f"invoke:{profile.name}:{uuid.uuid4().hex[:12]}"
     try:
-        result = loop.run_turn(
-            profile, message, session_id=session_id, channel="rest", user="invoke"
-        )
+        result = _run(loop, profile, message, session_id=session_id, channel="rest", user="invoke")
     finally:
         runtime.storage.sessions.archive(session_id)
     out = _result(result, profile.name, None)

@@ -136,3 +136,20 @@ def test_console_chat(turn_app, oryxos_model_server):
     )
     history = client.get(f"/api/v1/sessions/{sid}").get_json()["messages"]
     assert [m["content"] for m in history] == ["Hello", "Hi from the agent.", "More", "Again."]
+
+
+def test_an_unconfigured_provider_is_503_naming_it(make_runtime, oryxos_workspace, api_error):
+    from oryxos_web import create_app
+
+    agent = oryxos_workspace.agents_dir / "lost"
+    (agent / "skills").mkdir(parents=True)
+    (agent / "AGENT.md").write_text("---\nname: lost\nprovider: {name: nowhere}\n---\nHi.\n")
+    client = create_app(make_runtime()).test_client()
+    sid = client.post("/api/v1/sessions", json={"agent": "lost"}).get_json()["session_id"]
+    error = api_error(
+        client.post(f"/api/v1/sessions/{sid}/messages", json={"message": "Hi"}),
+        503,
+        "not_configured",
+    )
+    assert "nowhere" in error["message"]
+    api_error(client.post("/api/v1/agents/lost/invoke", json={"message": "Hi"}), 503)
