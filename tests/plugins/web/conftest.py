@@ -37,7 +37,7 @@ def recorder() -> Recorder:
 
 @pytest.fixture
 def make_runtime(oryxos_workspace, recorder) -> Callable[..., Runtime]:
-    """A runtime on the test workspace with every installed plugin, a "webhook" notify adapter
+    """A runtime on the test workspace with every installed plugin, a "recorder" notify adapter type
     that records, and the inline plugins given."""
     from oryxos.testing import inline_plugin
 
@@ -48,7 +48,7 @@ def make_runtime(oryxos_workspace, recorder) -> Callable[..., Runtime]:
             oryxos_workspace.config_file.write_text(config)
         notify = inline_plugin(
             "test-notify",
-            oryxos_register_notify_adapters=lambda register: register("webhook", recorder),
+            oryxos_register_notify_adapters=lambda register: register("recorder", recorder),
         )
         pm = get_plugin_manager(plugins=[notify, *plugins], environ={})
         runtime = Runtime.load(oryxos_workspace, pm)

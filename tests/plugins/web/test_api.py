@@ -272,7 +272,7 @@ def test_notify_channel_crud_never_shows_the_secret(runtime, client, api_error):
         "/api/v1/notify-channels",
         json={
             "name": "ops",
-            "type": "webhook",
+            "type": "recorder",
             "url": "https://hooks.example.com/x",
             "secret": "s3cr3t-value",
         },
@@ -281,7 +281,7 @@ def test_notify_channel_crud_never_shows_the_secret(runtime, client, api_error):
     assert created.get_json()["has_secret"] is True
     listed = client.get("/api/v1/notify-channels")
     assert b"s3cr3t-value" not in listed.data and b"s3cr3t-value" not in created.data
-    assert listed.get_json()["types"] == ["webhook"]
+    assert "recorder" in listed.get_json()["types"]
     assert [c["name"] for c in listed.get_json()["items"]] == ["ops"]
     updated = client.put(
         "/api/v1/notify-channels/ops", json={"description": "on call", "url": None}
@@ -294,7 +294,7 @@ def test_notify_channel_crud_never_shows_the_secret(runtime, client, api_error):
     api_error(
         client.post(
             "/api/v1/notify-channels",
-            json={"name": "ops", "type": "webhook", "url": "https://a.example.com"},
+            json={"name": "ops", "type": "recorder", "url": "https://a.example.com"},
         ),
         409,
     )
@@ -312,10 +312,10 @@ def test_notify_channel_needs_a_registered_type_and_an_http_url(client, api_erro
         ),
         422,
     )
-    assert "pigeon" in error["message"] and "webhook" in error["message"]
+    assert "pigeon" in error["message"] and "recorder" in error["message"]
     api_error(
         client.post(
-            "/api/v1/notify-channels", json={"name": "x", "type": "webhook", "url": "file:///etc"}
+            "/api/v1/notify-channels", json={"name": "x", "type": "recorder", "url": "file:///etc"}
         ),
         422,
         "validation_failed",
@@ -323,7 +323,7 @@ def test_notify_channel_needs_a_registered_type_and_an_http_url(client, api_erro
     api_error(
         client.post(
             "/api/v1/notify-channels",
-            json={"name": "../x", "type": "webhook", "url": "https://a.example.com"},
+            json={"name": "../x", "type": "recorder", "url": "https://a.example.com"},
         ),
         422,
     )
@@ -331,7 +331,7 @@ def test_notify_channel_needs_a_registered_type_and_an_http_url(client, api_erro
 
 def test_notify_send_test_uses_the_adapter(client, recorder, api_error):
     for name, url in (("ok", "https://a.example.com/in"), ("bad", "https://a.example.com/fail")):
-        client.post("/api/v1/notify-channels", json={"name": name, "type": "webhook", "url": url})
+        client.post("/api/v1/notify-channels", json={"name": name, "type": "recorder", "url": url})
     sent = client.post("/api/v1/notify-channels/ok/test", json={"content": "hello"})
     assert sent.get_json() == {"channel": "ok", "delivered": True, "detail": None}
     failed = client.post("/api/v1/notify-channels/bad/test", json={})

@@ -99,7 +99,7 @@ def test_login_notify_channel_chat_and_audit(live_server, page, recorder, oryxos
 
     page.click("text=Notify")
     page.fill("#new-channel input[name=name]", "ops")
-    page.select_option("#new-channel select[name=type]", "webhook")
+    page.select_option("#new-channel select[name=type]", "recorder")
     page.fill("#new-channel input[name=url]", "https://hooks.example.com/in")
     page.fill("#new-channel input[name=secret]", "not-shown-1234")
     page.click("#new-channel button[type=submit]")

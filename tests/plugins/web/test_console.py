@@ -50,7 +50,7 @@ def test_notify_channels_create_test_edit_delete(client, runtime, recorder):
         data={
             "csrf_token": token,
             "name": "ops",
-            "type": "webhook",
+            "type": "recorder",
             "url": "https://hooks.example.com/x",
             "secret": "abc12345",
         },
@@ -68,7 +68,7 @@ def test_notify_channels_create_test_edit_delete(client, runtime, recorder):
     assert runtime.storage.notify_channels.get("ops").description == "pager"
     bad = client.post(
         "/notify",
-        data={"csrf_token": token, "name": "x", "type": "webhook", "url": "ftp://x"},
+        data={"csrf_token": token, "name": "x", "type": "recorder", "url": "ftp://x"},
         follow_redirects=True,
     ).get_data(as_text=True)
     assert "form.url" in bad
