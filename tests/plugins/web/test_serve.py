@@ -165,3 +165,51 @@ def test_gateway_runs_channel_plugins_beside_the_api(oryxos_cli):
     assert result.exit_code == 0, result.output
     assert "channels: bot" in result.output
     assert events == [("started", True), "stopped"]
+
+
+def test_sigterm_lets_a_turn_in_flight_finish(tmp_path, oryxos_model_server):
+    from oryxos.testing import Reply, make_workspace, use_model_server
+
+    workspace = make_workspace(tmp_path)
+    use_model_server(workspace, oryxos_model_server, max_retries=0)
+    oryxos_model_server.script(Reply.answer("warm"), Reply.answer("finished").after(1.5))
+    proc, url, _ = _start(["serve", "--port", "0", "--shutdown-timeout", "20"], tmp_path)
+    try:
+        api = url + "/api/v1"
+        sid = httpx.post(f"{api}/sessions", json={}).json()["session_id"]
+        # the first turn imports litellm (seconds): not the one in flight at SIGTERM
+        assert (
+            httpx.post(
+                f"{api}/sessions/{sid}/messages", json={"message": "a"}, timeout=60
+            ).status_code
+            == 200
+        )
+        result = {}
+
+        def turn():
+            result["r"] = httpx.post(
+                f"{api}/sessions/{sid}/messages", json={"message": "b"}, timeout=30
+            )
+
+        thread = threading.Thread(target=turn)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while len(oryxos_model_server.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the turn is waiting on the model now
+        proc.send_signal(signal.SIGTERM)
+        thread.join(30)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert result["r"].status_code == 200 and result["r"].json()["answer"] == "finished"
+
+
+def test_insecure_allows_a_public_address_without_token(tmp_path):
+    proc, url, _ = _start(["serve", "--host", "0.0.0.0", "--port", "0", "--insecure"], tmp_path)
+    try:
+        port = url.rsplit(":", 1)[1]
+        assert httpx.get(f"http://127.0.0.1:{port}/api/v1/info").status_code == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
