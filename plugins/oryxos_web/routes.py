@@ -168,7 +168,7 @@ def _sessions(api: Api, runtime: Any) -> None:
         tag="sessions",
         body=m.MessageIn,
         response=m.TurnOut,
-        errors=(404, 409, 501, 502, 503, 504),
+        errors=(404, 409, 502, 503, 504),
     )
     def send_message(session_id: str, body: m.MessageIn) -> m.TurnOut:
         """Runs the ReAct loop: the answer, the tool calls made and the token usage."""
@@ -183,7 +183,7 @@ def _agents(api: Api, runtime: Any) -> None:
         tag="agents",
         body=m.MessageIn,
         response=m.TurnOut,
-        errors=(404, 501, 502, 503, 504),
+        errors=(404, 502, 503, 504),
     )
     def invoke_agent(name: str, body: m.MessageIn) -> m.TurnOut:
         """One turn without a stored session."""

@@ -6,32 +6,22 @@ both call these, so a page and its endpoint cannot behave differently.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from oryxos.errors import ConflictError, NotFoundError, UsageError
-from oryxos_web.errors import ApiError
-
-
-def _agents(runtime: Any) -> Any:
-    agents = getattr(runtime, "agents", None)
-    if agents is None:
-        raise ApiError(503, "not_available", "no agent loader in this runtime")
-    return agents
-
 
 # Profiles ------------------------------------------------------------------------------------
 
 
 def list_profiles(runtime: Any) -> tuple[list[Any], list[str]]:
     """Every valid agent profile, and the problems of the invalid ones."""
-    profiles, problems = _agents(runtime).list()
+    profiles, problems = runtime.agents.list()
     return list(profiles), [str(p) for p in problems]
 
 
 def load_profile(runtime: Any, name: str) -> Any:
     """One profile; NotFoundError (404) if there is no such agent."""
-    return _agents(runtime).load(name)
+    return runtime.agents.load(name)
 
 
 def profile_summary(profile: Any) -> dict[str, Any]:
@@ -90,8 +80,7 @@ def list_tools(runtime: Any, agent: str | None = None) -> tuple[list[dict[str, A
         entries = catalog.entries()
     else:
         profile = load_profile(runtime, agent)
-        wanted = profile.wanted_tools() if hasattr(profile, "wanted_tools") else profile.tools
-        selection = catalog.select(wanted, ctx)
+        selection = catalog.select(profile.wanted_tools(), ctx)
         unknown = list(selection.unknown)
         chosen = set(selection.names) | set(selection.unavailable)
         entries = [e for e in catalog.entries() if e.name in chosen]
@@ -148,22 +137,11 @@ def session_detail(record: Any) -> dict[str, Any]:
 def create_session(runtime: Any, agent: str, user: str, channel: str) -> Any:
     """A new, empty, stored session with an existing agent.
 
-    The id comes from the kernel's session manager when there is one (``channel:user:agent``,
-    plus a random suffix when that is taken), so the CLI and the API name sessions alike.
+    The id comes from the kernel's session manager (``channel:user:agent``, plus a random
+    suffix when that is taken), so the CLI and the API name sessions alike.
     """
-    from oryxos.storage import SessionRecord
-
     load_profile(runtime, agent)  # 404 for an unknown agent
-    manager = getattr(runtime, "sessions", None)
-    if manager is not None:
-        record = manager.new(agent, channel=channel, user=user)
-    else:
-        record = SessionRecord(
-            session_id=f"{channel}:{user}:{agent}:{uuid.uuid4().hex[:8]}",
-            profile_name=agent,
-            channel=channel,
-            user_id=user,
-        )
+    record = runtime.sessions.new(agent, channel=channel, user=user)
     runtime.storage.sessions.save(record)
     return record
 

@@ -17,13 +17,6 @@ from oryxos_web.errors import ApiError
 TIMEOUT_WORDS = ("timed out", "timeout")
 
 
-def _loop(runtime: Any) -> Any:
-    loop = getattr(runtime, "loop", None)
-    if loop is None:
-        raise ApiError(501, "not_available", "this OryxOS has no ReAct loop (runtime.loop)")
-    return loop
-
-
 def _result(result: Any, agent: str, session_id: str | None) -> dict[str, Any]:
     if not result.success and not result.limit_reached and not result.tool_calls:
         error = result.error or result.answer
@@ -74,7 +67,7 @@ def _run(loop: Any, profile: Any, message: str, **kwargs: Any) -> Any:
 
 def run_session_turn(runtime: Any, record: Any, message: str) -> dict[str, Any]:
     """One turn in a stored session (409 if it is archived, from the session manager)."""
-    loop = _loop(runtime)
+    loop = runtime.loop
     profile = runtime.agents.load(record.profile_name)
     result = _run(
         loop,
@@ -94,7 +87,7 @@ def run_oneshot_turn(runtime: Any, profile: Any, message: str) -> dict[str, Any]
     so a one-shot turn gets a fresh ``invoke:`` session that is archived at once: nothing can
     continue it, and the audit trail stays complete.
     """
-    loop = _loop(runtime)
+    loop = runtime.loop
     session_id = f"invoke:{profile.name}:{uuid.uuid4().hex[:12]}"
     try:
         result = _run(loop, profile, message, session_id=session_id, channel="rest", user="invoke")
