@@ -131,6 +131,26 @@ class MemoryConfig(Section):
     max_prompt_chars: int = Field(default=4000, gt=0)
 
 
+class McpConfig(Section):
+    """MCP client settings; the servers themselves are listed in .oryxos/mcp_servers.yaml."""
+
+    start_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="for a server to start and list its tools"
+    )
+    call_timeout_seconds: float = Field(default=60.0, gt=0, description="per tool call")
+    restart_backoff_seconds: float = Field(
+        default=1.0, ge=0, description="first delay between restarts of a failing server"
+    )
+    restart_backoff_max_seconds: float = Field(default=60.0, ge=0)
+
+
+class NotifyConfig(Section):
+    """Deliveries to notify channels (the channels themselves are stored, not configured)."""
+
+    timeout_seconds: float = Field(default=10.0, gt=0, le=300, description="per HTTP request")
+    retries: int = Field(default=1, ge=0, le=5, description="more attempts on 5xx/timeouts")
+
+
 class HttpToolsConfig(Section):
     """Limits of the HTTP tools (http_get ... download_file, web_search); which hosts they may
     reach is ``sandbox.http``."""
@@ -172,6 +192,10 @@ class Config(Section):
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    # MCP client timeouts (issue 8; the servers are in mcp_servers.yaml, not here)
+    mcp: McpConfig = Field(default_factory=McpConfig)
+    # Notify channel deliveries: timeout and retries (issue 7; channels live in the database).
+    notify: NotifyConfig = Field(default_factory=NotifyConfig)
     # issue 6: limits of the HTTP tools, and the web_search back-end
     http_tools: HttpToolsConfig = Field(default_factory=HttpToolsConfig)
     web_search: WebSearchConfig = Field(default_factory=WebSearchConfig)

@@ -99,7 +99,9 @@ def oryxos_register_notify_adapters(register: Registry[Any]) -> None:
     """Register notify channel types: ``register(type_name, adapter)``.
 
     An adapter turns ``(channel record, content)`` into the vendor's request and reports
-    delivery; the notify tool picks one by the channel's ``type``.
+    delivery; the notify tool picks one by the channel's ``type``. It implements
+    :class:`oryxos.notify.NotifyAdapter`: ``deliver(channel, content, *, secret, timeout) ->
+    Delivery``; the kernel resolves the secret and retries a ``retryable`` failure once.
     """
 
 
@@ -123,7 +125,12 @@ def oryxos_startup(runtime: Runtime) -> None:
 
 @hookspec
 def oryxos_shutdown(runtime: Runtime) -> None:
-    """The runtime is stopping: close what :func:`oryxos_startup` opened. Must not raise."""
+    """The runtime is stopping: close what :func:`oryxos_startup` opened. Must not raise.
+
+    Called once by ``Runtime.close()`` when the runtime was started, or when its tool catalog
+    was built (even if building it failed): registering tools may start things too, such as
+    the MCP plugin's server processes.
+    """
 
 
 @hookspec(firstresult=True)

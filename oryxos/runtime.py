@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from oryxos.executor import ToolExecutor
     from oryxos.loop import ReActLoop
     from oryxos.memory import Memory
+    from oryxos.notify import NotifyService
     from oryxos.plugins import PluginManager
     from oryxos.sandbox import SandboxChecker
     from oryxos.sessions import SessionManager
@@ -37,6 +38,9 @@ class Runtime:
         self.pm = pm
         self._lock = threading.RLock()
         self._started = False
+        # Set once the catalog is (being) built: plugins may start things then (the MCP plugin
+        # starts its servers), so close() must call oryxos_shutdown even without startup().
+        self._needs_shutdown = False
 
     @classmethod
     def load(cls, workspace: Workspace, pm: PluginManager | None = None) -> Runtime:
@@ -94,6 +98,7 @@ class Runtime:
         from oryxos.catalog import ToolCatalog
 
         catalog = ToolCatalog()
+        self._needs_shutdown = True  # even if a plugin fails below, what others started stops
         return self._collect("oryxos_register_tools", catalog, catalog=catalog)
 
     @cached_property
@@ -183,8 +188,8 @@ class Runtime:
     def close(self) -> None:
         """Tell plugins to stop and close the database; safe to call twice."""
         with self._lock:
-            if self._started:
-                self._started = False
+            if self._started or self._needs_shutdown:
+                self._started = self._needs_shutdown = False
                 self.pm.hook.oryxos_shutdown(runtime=self)
             self.__dict__.pop("sandbox", None)  # it holds the storage's whitelist store
             storage = self.__dict__.pop("storage", None)
@@ -196,6 +201,13 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @cached_property
+    def notify(self) -> NotifyService:
+        """The notify channel registry and delivery (see oryxos.notify)."""
+        from oryxos.notify import NotifyService
+
+        return NotifyService(self)
 
 
 def disabled_plugins_for(workspace: Workspace) -> list[str]:
