@@ -161,7 +161,10 @@ class LlmCallPage(BaseModel):
 
 
 class NotifyChannelIn(Strict):
-    name: str = Field(pattern=NAME, description="letters, digits, '_', '.', '-'")
+    name: str = Field(
+        pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$",
+        description="a slug: lower-case letters, digits, '-' and '_' (e.g. team-lark)",
+    )
     type: str = Field(min_length=1, max_length=64, description="a registered adapter type")
     url: str = Field(pattern=r"^https?://\S+$", max_length=2048)
     secret: str | None = Field(
