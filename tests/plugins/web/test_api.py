@@ -453,3 +453,20 @@ def test_whitelist_edits_apply_to_the_sandbox_at_once(runtime, client):
     client.delete("/api/v1/sandbox/whitelist?kind=http&value=*.example.com")
     with pytest.raises(SandboxViolation):
         sandbox.check_url("https://api.example.com/v1")
+
+
+def test_a_secret_read_from_the_environment_shows_its_variable_only(client, monkeypatch):
+    monkeypatch.setenv("OPS_HOOK_SECRET", "value-never-shown")
+    created = client.post(
+        "/api/v1/notify-channels",
+        json={
+            "name": "ops",
+            "type": "recorder",
+            "url": "https://hooks.example.com/x",
+            "secret": "${OPS_HOOK_SECRET}",
+        },
+    ).get_json()
+    assert created["has_secret"] is True and created["secret_variable"] == "${OPS_HOOK_SECRET}"
+    sent = client.post("/api/v1/notify-channels/ops/test", json={}).get_json()
+    assert sent["delivered"] is True
+    assert b"value-never-shown" not in client.get("/api/v1/notify-channels").data
