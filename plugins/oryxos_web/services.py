@@ -6,9 +6,12 @@ both call these, so a page and its endpoint cannot behave differently.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oryxos.errors import ConflictError, NotFoundError, UsageError
+
+if TYPE_CHECKING:
+    from oryxos.agents import Profile
 
 # Profiles ------------------------------------------------------------------------------------
 
@@ -19,50 +22,38 @@ def list_profiles(runtime: Any) -> tuple[list[Any], list[str]]:
     return list(profiles), [str(p) for p in problems]
 
 
-def load_profile(runtime: Any, name: str) -> Any:
+def load_profile(runtime: Any, name: str) -> Profile:
     """One profile; NotFoundError (404) if there is no such agent."""
     return runtime.agents.load(name)
 
 
-def profile_summary(profile: Any) -> dict[str, Any]:
-    provider = getattr(profile, "provider", None)
+def profile_summary(profile: Profile) -> dict[str, Any]:
     return {
         "name": profile.name,
-        "description": getattr(profile, "description", None),
-        "provider": getattr(provider, "name", None),
-        "model": getattr(provider, "model", None),
+        "description": profile.description,
+        "provider": profile.provider.name,
+        "model": profile.provider.model,
     }
 
 
-def skill_states(profile: Any) -> list[dict[str, Any]]:
-    """Each bound skill with its link state (ok, dangling, escaped, ...)."""
-    out = []
-    for binding in getattr(profile, "skills", None) or []:
-        state = getattr(binding, "state", "ok")
-        out.append(
-            {
-                "name": str(getattr(binding, "name", binding)),
-                "state": str(getattr(state, "value", state)),
-                "detail": getattr(binding, "message", None) or None,
-            }
-        )
-    return out
+def skill_states(profile: Profile) -> list[dict[str, Any]]:
+    """Each skill binding with its link state (ok, dangling, escaped, ...)."""
+    return [
+        {"name": b.name, "state": b.state.value, "detail": b.message or None}
+        for b in profile.skills
+    ]
 
 
-def profile_detail(profile: Any) -> dict[str, Any]:
-    identity = getattr(profile, "identity", None)
-    settings = getattr(profile, "settings", None)
-    if hasattr(settings, "model_dump"):
-        settings = settings.model_dump(mode="json")
+def profile_detail(profile: Profile) -> dict[str, Any]:
     return {
         **profile_summary(profile),
-        "agent_name": getattr(identity, "agent_name", None),
-        "tools": list(getattr(profile, "tools", []) or []),
-        "mcp_servers": list(getattr(profile, "mcp_servers", []) or []),
-        "channels": [getattr(c, "name", str(c)) for c in getattr(profile, "channels", []) or []],
+        "agent_name": profile.identity.agent_name,
+        "tools": list(profile.tools),
+        "mcp_servers": list(profile.mcp_servers),
+        "channels": [c.name for c in profile.channels],
         "skills": skill_states(profile),
-        "settings": dict(settings or {}),
-        "instructions": getattr(profile, "instructions", "") or "",
+        "settings": profile.settings.model_dump(mode="json"),
+        "instructions": profile.instructions,
     }
 
 
