@@ -470,3 +470,10 @@ def test_a_secret_read_from_the_environment_shows_its_variable_only(client, monk
     sent = client.post("/api/v1/notify-channels/ops/test", json={}).get_json()
     assert sent["delivered"] is True
     assert b"value-never-shown" not in client.get("/api/v1/notify-channels").data
+
+
+def test_memory_shows_what_the_memory_plugin_saved(runtime, client):
+    runtime.memory.save("The user prefers tea.", agent="default")
+    body = client.get("/api/v1/memory").get_json()
+    assert body["backend"] == runtime.config.memory.backend
+    assert [e["text"] for e in body["entries"]][-1] == "The user prefers tea."
