@@ -140,7 +140,7 @@ def main() -> None:
             api = f"http://127.0.0.1:{api_port}/api/v1"
             wait_healthy(f"{api}/health", serve)
 
-            counter = {"done": 0, "failed": 0}
+            counter = {"started": 0, "done": 0, "failed": 0}
             lock = threading.Lock()
             latencies: list[float] = []
             samples: list[tuple[int, int]] = [(0, rss_kib(serve.pid))]
@@ -156,10 +156,11 @@ def main() -> None:
                     created = http.post("/sessions", json={"agent": "default", "user": user})
                     sid = created.json()["session_id"]
                     for _ in range(args.session_turns):
-                        with lock:
-                            if counter["done"] + counter["failed"] >= args.turns:
+                        with lock:  # reserve a turn, so that exactly --turns are sent
+                            if counter["started"] >= args.turns:
                                 stop.set()
                                 return
+                            counter["started"] += 1
                         start = time.perf_counter()
                         reply = http.post(f"/sessions/{sid}/messages", json={"message": "time?"})
                         elapsed = time.perf_counter() - start
