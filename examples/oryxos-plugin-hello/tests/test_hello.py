@@ -24,3 +24,22 @@ def test_hello_tool_is_in_the_catalog(oryxos_runtime):
     assert catalog.get("hello").plugin == "hello"
     tool = catalog.build("hello", catalog.context())
     assert tool.execute({"name": "Bo"}, catalog.context()).content == "Hello, Bo!"
+
+
+def test_an_agent_uses_the_hello_tool_in_a_real_turn(
+    oryxos_workspace, oryxos_cli, oryxos_model_server
+):
+    """docs/testing.md's example: the scripted model calls the tool, the real loop runs it."""
+    from oryxos.testing import Reply, use_model_server
+
+    agent = oryxos_workspace.agents_dir / "default" / "AGENT.md"
+    agent.write_text(
+        agent.read_text().replace("  - current_time\n", "  - current_time\n  - hello\n")
+    )
+    use_model_server(oryxos_workspace, oryxos_model_server, max_retries=0)
+    oryxos_model_server.script(Reply.tool("hello", {"name": "Ada"}), Reply.answer("done"))
+    result = oryxos_cli.invoke(["chat", "-m", "greet Ada"])
+    assert result.exit_code == 0, result.output
+    assert "done" in result.output
+    tool_result = oryxos_model_server.requests[1]["messages"][-1]
+    assert tool_result["role"] == "tool" and tool_result["content"] == "Hello, Ada!"
