@@ -159,3 +159,17 @@ def test_a_bad_script_exits_2_with_one_line(tmp_path) -> None:
     assert done.returncode == 2
     assert done.stderr.startswith(f"error: {script}: steps[0]: unknown key(s) ['answr']")
     assert "Traceback" not in done.stderr
+
+
+def test_a_client_resetting_its_connection_prints_no_traceback(capsys) -> None:
+    import socket
+    import struct
+
+    with ScriptedModelServer() as server:
+        sock = socket.create_connection(("127.0.0.1", server.port))
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")  # half a request
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()  # RST
+        time.sleep(0.3)
+        assert ask(server, user("still alive?")).status_code == 500  # empty script, still serving
+    assert "Traceback" not in capsys.readouterr().err

@@ -149,6 +149,14 @@ class ScriptedModelServer:
             request_queue_size = 128  # the default 5 refuses bursts of concurrent clients
             daemon_threads = True
 
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                # A client that closes a kept-alive connection (a pool shutting down, a
+                # timeout test) is normal here, not a traceback on stderr.
+                import sys
+
+                if not isinstance(sys.exc_info()[1], ConnectionError):
+                    super().handle_error(request, client_address)
+
         self._httpd = Server((host, port), _make_handler(self))
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, name="oryxos-model-server", daemon=True
