@@ -173,3 +173,14 @@ def test_a_client_resetting_its_connection_prints_no_traceback(capsys) -> None:
         time.sleep(0.3)
         assert ask(server, user("still alive?")).status_code == 500  # empty script, still serving
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_the_model_server_needs_no_pytest() -> None:
+    """Examples start it after a plain ``pip install -e .`` (pytest is a dev extra)."""
+    code = (
+        "import sys; sys.modules['pytest'] = None\n"
+        "from oryxos.testing.model_server import main\n"
+        "from oryxos.testing import Reply, ScriptedModelServer\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
