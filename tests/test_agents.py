@@ -199,5 +199,5 @@ def test_an_edited_agent_md_applies_to_the_next_load(oryxos_workspace):
 
     from oryxos.errors import FileProblemError
 
-    with pytest.raises(FileProblemError, match="AGENT.md:3"):
+    with pytest.raises(FileProblemError, match="AGENT.md:[34]: YAML syntax error"):
         loader.load("default")
