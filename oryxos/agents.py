@@ -16,6 +16,7 @@ stop another from loading.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from dataclasses import dataclass, field
@@ -214,6 +215,13 @@ def parse_agent(text: str, filename: str, directory_name: str) -> tuple[AgentFro
     return front, doc.body
 
 
+@functools.lru_cache(maxsize=256)
+def _parse_agent_cached(text: str, filename: str, directory_name: str) -> tuple[Any, str]:
+    """:func:`parse_agent` remembered by file text: agents are loaded on every turn (so edits
+    apply at once), but YAML + validation of an unchanged file need not run each time."""
+    return parse_agent(text, filename, directory_name)
+
+
 def derive_profile(
     agent_dir: Path, *, skills_dir: Path | None = None, warn: bool = True
 ) -> Profile:
@@ -230,7 +238,7 @@ def derive_profile(
         raise FileProblemError([Problem(str(path), "", "file not found")]) from None
     except (OSError, UnicodeDecodeError) as err:
         raise FileProblemError([Problem(str(path), "", f"cannot read the file: {err}")]) from None
-    front, body = parse_agent(text, str(path), agent_dir.name)
+    front, body = _parse_agent_cached(text, str(path), agent_dir.name)
     skills_dir = skills_dir or agent_dir.parent.parent / "skills"
     bindings = inspect_bindings(
         agent_dir,

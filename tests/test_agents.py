@@ -184,3 +184,20 @@ def test_load_unknown_and_invalid_names(oryxos_workspace):
 
 def test_runtime_agents(oryxos_runtime):
     assert oryxos_runtime.agents.load("default").name == "default"
+
+
+def test_an_edited_agent_md_applies_to_the_next_load(oryxos_workspace):
+    from oryxos.agents import AgentLoader
+
+    loader = AgentLoader(oryxos_workspace)
+    first = loader.load("default")
+    path = first.directory / "AGENT.md"
+    path.write_text(path.read_text().replace(first.description, "Edited description."))
+    assert loader.load("default").description == "Edited description."
+    path.write_text("---\nname: default\ndescription: [unclosed\n---\nbody\n")
+    import pytest
+
+    from oryxos.errors import FileProblemError
+
+    with pytest.raises(FileProblemError, match="AGENT.md:[34]: YAML syntax error"):
+        loader.load("default")
