@@ -231,6 +231,7 @@ class ReActLoop:
         allowed = {tool.name for tool in tools}
         max_iterations = int(profile.settings.max_iterations)
         spec = profile.provider
+        system: str | None = None
         try:
             while True:
                 if result.iterations >= max_iterations:
@@ -242,7 +243,9 @@ class ReActLoop:
                     break
                 _check_cancel(cancel)
                 result.iterations += 1
-                prompt = self.prompt_builder.build(profile, history, tools)
+                # The system prompt is built once per turn (see PromptBuilder.build).
+                prompt = self.prompt_builder.build(profile, history, tools, system=system)
+                system = prompt.messages[0]["content"]
                 emit("thinking", {"iteration": result.iterations})
                 response = client.complete(
                     prompt.messages,

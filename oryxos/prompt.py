@@ -178,11 +178,17 @@ class PromptBuilder:
         profile: Profile,
         history: Sequence[dict[str, Any]],
         tools: Sequence[Tool | dict[str, Any]] = (),
+        *,
+        system: str | None = None,
     ) -> Prompt:
-        """The messages and tool schemas for one provider call."""
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": self.system_prompt(profile)}
-        ]
+        """The messages and tool schemas for one provider call.
+
+        ``system`` reuses a system prompt built earlier (the loop builds it once per turn:
+        every call of a turn then sends the same prefix, which providers' prompt caches hit).
+        """
+        if system is None:
+            system = self.system_prompt(profile)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         messages += last_turns(history, profile.settings.max_history_turns)
         schemas = sorted((_tool_schema(t) for t in tools), key=_schema_name)
         return Prompt(messages, schemas)

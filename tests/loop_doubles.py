@@ -38,6 +38,6 @@ class FakeProfile:
 
 
 class SimplePromptBuilder:
-    def build(self, profile: Any, history: list[dict], tools: list) -> Any:
-        messages = [{"role": "system", "content": f"You are {profile.name}."}, *history]
+    def build(self, profile: Any, history: list[dict], tools: list, *, system=None) -> Any:
+        messages = [{"role": "system", "content": system or f"You are {profile.name}."}, *history]
         return SimpleNamespace(messages=messages, tools=[t.function_schema() for t in tools])

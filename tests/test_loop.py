@@ -416,3 +416,21 @@ def test_the_model_server_streams_sse(oryxos_model_server):
     assert calls[0].function.name == "echo"
     assert json.loads(calls[0].function.arguments) == {"text": "s"}
     assert all(r["stream"] for r in oryxos_model_server.requests)
+
+
+def test_every_call_of_a_turn_sends_the_same_system_prompt(make_loop, oryxos_model_server):
+    loop = make_loop()
+    profile = agent(loop)
+
+    def save_in_between(body):
+        loop.runtime.memory.save("A fact saved during the turn.")
+        return Reply.answer("done")
+
+    oryxos_model_server.script(Reply.tool("echo", {"text": "x"}))
+    oryxos_model_server.responder = save_in_between
+    loop.run_turn(profile, "go")
+    first, second = oryxos_model_server.requests[0], oryxos_model_server.requests[1]
+    assert first["messages"][0] == second["messages"][0]  # one prefix per turn: caches hit
+    assert "saved during the turn" not in second["messages"][0]["content"]
+    loop.run_turn(profile, "again")  # the next turn sees the new memory
+    assert "saved during the turn" in oryxos_model_server.requests[2]["messages"][0]["content"]
