@@ -125,12 +125,11 @@ def _prescan_workspace(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``oryxos`` console script."""
     from oryxos.plugins import get_plugin_manager
-    from oryxos.runtime import disabled_plugins_for
     from oryxos.workspace import locate
 
     args = list(sys.argv[1:] if argv is None else argv)
     workspace = locate(_prescan_workspace(args))
-    pm = get_plugin_manager(disabled=disabled_plugins_for(workspace))
+    pm = get_plugin_manager(disabled=workspace.disabled_plugins())
     cli = build_cli(pm)
     cli.main(args=args, prog_name="oryxos", obj=CliState(pm=pm))
 

@@ -244,22 +244,3 @@ def load_config(path: Path) -> Config:
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError([Problem(str(path), "", f"cannot read the file: {err}")]) from None
     return parse_config(text, str(path))
-
-
-def prescan_disabled_plugins(path: Path) -> list[str]:
-    """``plugins.disabled`` from a config file, tolerating any error (for CLI start-up).
-
-    The plugin list must be known before click parses the command line (plugins add commands),
-    and a broken config must not stop ``oryxos status`` from reporting it; so this reads the raw
-    YAML and gives up quietly. The command that loads the config reports any problem.
-    """
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        disabled = data["plugins"]["disabled"]
-    except Exception:
-        return []
-    if isinstance(disabled, list):
-        return [str(name) for name in disabled]
-    return []

@@ -11,7 +11,7 @@ import threading
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from oryxos.config import Config, load_config, prescan_disabled_plugins
+from oryxos.config import Config, load_config
 from oryxos.errors import StartupError, StorageError
 from oryxos.registry import Registry
 from oryxos.workspace import Workspace
@@ -208,8 +208,3 @@ class Runtime:
         from oryxos.notify import NotifyService
 
         return NotifyService(self)
-
-
-def disabled_plugins_for(workspace: Workspace) -> list[str]:
-    """``plugins.disabled`` of a workspace, read without failing (see prescan)."""
-    return prescan_disabled_plugins(workspace.config_file)

@@ -87,13 +87,21 @@ class Tool(ABC):
         """Run the tool on validated input. Exceptions become a failed ToolResult."""
 
     def function_schema(self) -> dict[str, Any]:
-        """The tool in the OpenAI function-calling format that providers receive."""
+        """The tool in the OpenAI function-calling format that providers receive.
+
+        ``additionalProperties: false`` is left out of what the model reads: every schema
+        byte is sent on every request, and the executor still validates the arguments
+        against the full :attr:`input_schema` (an unknown argument is refused there).
+        """
+        parameters = self.input_schema
+        if parameters.get("additionalProperties") is False:
+            parameters = {k: v for k, v in parameters.items() if k != "additionalProperties"}
         return {
             "type": "function",
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": self.input_schema,
+                "parameters": parameters,
             },
         }
 

@@ -63,6 +63,25 @@ class Workspace:
         path = Path(os.path.expanduser(os.fspath(value)))
         return path if path.is_absolute() else self.project_dir / path
 
+    def disabled_plugins(self) -> list[str]:
+        """``plugins.disabled`` of config.yaml, read without failing (for CLI start-up).
+
+        The plugin list must be known before click parses the command line (plugins add
+        commands), and a broken config must not stop ``oryxos status`` from reporting it; so
+        this reads the raw YAML — no pydantic on the start-up path — and gives up quietly. The
+        command that loads the config reports any problem.
+        """
+        import yaml
+
+        try:
+            data = yaml.safe_load(self.config_file.read_text(encoding="utf-8"))
+            disabled = data["plugins"]["disabled"]
+        except Exception:
+            return []
+        if isinstance(disabled, list):
+            return [str(name) for name in disabled]
+        return []
+
     def require(self) -> Workspace:
         """This workspace, or a WorkspaceError that says how to create one."""
         if not self.exists():

@@ -10,7 +10,7 @@ from importlib.metadata import entry_points
 import pytest
 
 BUILTINS = sorted(ep.name for ep in entry_points(group="oryxos") if ep.dist.name == "oryxos")
-HEAVY = ("litellm", "mcp", "flask", "waitress", "peewee", "httpx")
+HEAVY = ("litellm", "mcp", "flask", "waitress", "peewee", "httpx", "pydantic", "jsonschema")
 
 
 def test_builtins_are_declared_in_setup_cfg():

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from oryxos.config import Config, load_config, parse_config, prescan_disabled_plugins
+from oryxos.config import Config, load_config, parse_config
 from oryxos.errors import ConfigError
+from oryxos.workspace import Workspace
 
 
 def problems(text: str, env: dict[str, str] | None = None, monkeypatch=None) -> list[str]:
@@ -107,9 +108,9 @@ def test_a_missing_file_says_how_to_create_it(tmp_path):
 
 
 def test_prescan_tolerates_broken_files(tmp_path):
-    path = tmp_path / "config.yaml"
-    path.write_text("plugins:\n  disabled: [mcp, web]\n")
-    assert prescan_disabled_plugins(path) == ["mcp", "web"]
-    path.write_text("plugins: [\n")
-    assert prescan_disabled_plugins(path) == []
-    assert prescan_disabled_plugins(tmp_path / "missing.yaml") == []
+    workspace = Workspace(tmp_path)
+    assert workspace.disabled_plugins() == []  # no config.yaml at all
+    workspace.config_file.write_text("plugins:\n  disabled: [mcp, web]\n")
+    assert workspace.disabled_plugins() == ["mcp", "web"]
+    workspace.config_file.write_text("plugins: [\n")
+    assert workspace.disabled_plugins() == []

@@ -77,10 +77,9 @@ class CliInvoker:
 
         from oryxos.cli import build_cli
         from oryxos.commands import CliState
-        from oryxos.runtime import disabled_plugins_for
 
         pm = get_plugin_manager(
-            disabled=disabled_plugins_for(self.workspace),
+            disabled=self.workspace.disabled_plugins(),
             plugins=list(plugins),
             entry_points=entry_points,
             environ=env,

@@ -174,8 +174,8 @@ class FetchWebpageTool(Tool):
 
     name = "fetch_webpage"
     description = (
-        "Fetch a web page and return its title and readable main text (navigation and "
-        "boilerplate removed), as Markdown or plain text."
+        "Fetch a web page's title and readable main text (no navigation or boilerplate), "
+        "as Markdown or plain text."
     )
     sandbox_args = {"url": "http"}  # noqa: RUF012
     input_schema = {  # noqa: RUF012
@@ -240,8 +240,7 @@ class DownloadFileTool(Tool):
 
     name = "download_file"
     description = (
-        "Download a URL to a local file (the whole file or nothing: larger than the size cap "
-        "or a non-2xx answer saves nothing)."
+        "Download a URL to a local file, all or nothing (too large or non-2xx: nothing saved)."
     )
     sandbox_args = {"url": "http", "path": "file_write"}  # noqa: RUF012
     input_schema = {  # noqa: RUF012

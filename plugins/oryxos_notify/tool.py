@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from oryxos.catalog import ToolContext
 
 DESCRIPTION = (
-    "Send a message to a registered notify channel (a Feishu/Lark, WeCom or DingTalk group, "
-    "or a webhook), named by `channel`. Markdown is rendered where the channel supports it."
+    "Send a message to a registered notify channel (Feishu/Lark, WeCom, DingTalk or webhook) "
+    "by name; Markdown where supported."
 )
 
 
