@@ -174,15 +174,24 @@ class RetryPolicy:
 
 
 def get_provider(runtime: Runtime, name: str | None, *, where: str = "") -> Provider:
-    """The provider called ``name`` (or ``default_provider``), or a clear error before any call."""
+    """The provider called ``name``, else ``default_provider``, else the only one configured;
+    a clear error before any call if there is none."""
+    configured_names = sorted(runtime.config.providers)
     name = name or runtime.config.default_provider
+    if not name and len(configured_names) == 1:
+        name = configured_names[0]  # one provider configured: no need to name it twice
     if not name:
         raise ConfigError(
             [
                 Problem(
                     where or runtime.config.source or "config.yaml",
                     "provider.name",
-                    "no provider named and no default_provider in config.yaml",
+                    "no provider named, and config.yaml has no default_provider"
+                    + (
+                        f" (configured: {', '.join(configured_names)})"
+                        if configured_names
+                        else " and no providers"
+                    ),
                 )
             ]
         )

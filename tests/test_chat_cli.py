@@ -72,7 +72,7 @@ def test_an_unconfigured_provider_is_a_usage_error_before_any_call(
 ):
     result = oryxos_cli.invoke(["chat", "-m", "hi"])
     assert result.exit_code == 2
-    assert "unknown provider 'default'" in result.output and "providers:" in result.output
+    assert "no default_provider and no providers" in result.output
     assert oryxos_model_server.requests == []
 
 

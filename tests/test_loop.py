@@ -434,3 +434,34 @@ def test_every_call_of_a_turn_sends_the_same_system_prompt(make_loop, oryxos_mod
     assert "saved during the turn" not in second["messages"][0]["content"]
     loop.run_turn(profile, "again")  # the next turn sees the new memory
     assert "saved during the turn" in oryxos_model_server.requests[2]["messages"][0]["content"]
+
+
+def test_an_agent_naming_no_provider_uses_the_default_or_the_only_one(
+    oryxos_workspace, oryxos_model_server
+):
+    """The README's quickstart: init, one provider in config.yaml, talk to the default agent."""
+    from oryxos.providers import get_provider
+
+    use_model_server(oryxos_workspace, oryxos_model_server, name="only")
+    text = oryxos_workspace.config_file.read_text().replace("default_provider: only\n", "")
+    oryxos_workspace.config_file.write_text(text)
+    runtime = Runtime.load(oryxos_workspace)
+    try:
+        assert runtime.config.default_provider is None
+        profile = runtime.agents.load("default")  # the template names no provider
+        assert profile.provider.name is None
+        oryxos_model_server.script(Reply.answer("hello from the only provider"))
+        assert runtime.loop.run_turn(profile, "hi").answer == "hello from the only provider"
+    finally:
+        runtime.close()
+    oryxos_workspace.config_file.write_text(
+        oryxos_workspace.config_file.read_text().replace(
+            "providers:\n", "providers:\n  second:\n    model: openai/x\n", 1
+        )
+    )
+    runtime = Runtime.load(oryxos_workspace)
+    try:
+        with pytest.raises(ConfigError, match="no default_provider .configured: only, second."):
+            get_provider(runtime, None)
+    finally:
+        runtime.close()
