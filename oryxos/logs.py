@@ -152,3 +152,6 @@ def setup_logging(
     library_level = logging.DEBUG if verbose >= 3 else logging.WARNING
     for name in LIBRARY_LOGGERS:
         logging.getLogger(name).setLevel(library_level)
+    # waitress warns "Task queue depth is N" for every request that waits for a free thread:
+    # under load that is one log line per request, which costs more than the request itself.
+    logging.getLogger("waitress.queue").setLevel(logging.DEBUG if verbose >= 3 else logging.ERROR)

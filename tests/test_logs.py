@@ -61,3 +61,11 @@ def test_library_loggers_are_held_at_warning(logs_dir):
     setup_logging(logs_dir, verbose=2)
     for name in ("LiteLLM", "httpx", "mcp"):
         assert logging.getLogger(name).level == logging.WARNING
+
+
+def test_waitress_queue_depth_warnings_are_not_logged(logs_dir, capsys):
+    """One warning per queued request under load made `oryxos serve` 25 % slower."""
+    setup_logging(logs_dir)
+    logging.getLogger("waitress.queue").warning("Task queue depth is %d", 3)
+    assert "Task queue depth" not in capsys.readouterr().err
+    assert "Task queue depth" not in (logs_dir / "oryxos.log").read_text()

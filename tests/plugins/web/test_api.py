@@ -28,6 +28,22 @@ def test_health_is_503_in_the_error_shape_when_the_database_fails(runtime, clien
     assert "disk gone" in error["message"]
 
 
+def test_health_checks_the_database_at_most_once_a_second(runtime, monkeypatch):
+    from oryxos_web.routes import DatabaseProbe
+
+    calls = []
+    real_check = runtime.storage.check
+    runtime.storage.check = lambda: calls.append(1) or real_check()
+    now = [100.0]
+    monkeypatch.setattr("oryxos_web.routes.time.monotonic", lambda: now[0])
+    probe = DatabaseProbe(runtime, ttl=1.0)
+    assert probe() == (1, None) and probe() == (1, None)
+    assert len(calls) == 1  # the second probe reused the first check
+    now[0] += 1.0
+    runtime.storage.check = lambda: (_ for _ in ()).throw(OSError("disk gone"))
+    assert probe() == (None, "disk gone")  # a failure is seen once the second is over
+
+
 def test_info_tells_whether_providers_are_configured_and_never_shows_a_key(
     make_runtime, monkeypatch
 ):
