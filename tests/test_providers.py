@@ -68,6 +68,10 @@ def test_a_refused_connection_is_retryable_and_not_retried_by_litellm():
         provider.complete([{"role": "user", "content": "x"}], None)
     assert caught.value.retryable
     assert clock.perf_counter() - start < 1.0  # num_retries=0: the OpenAI client's retries are off
+    # litellm reports it as an HTTP 500 "InternalServerError"; say what happened instead
+    message = str(caught.value)
+    assert message.startswith(f"provider t: cannot connect to http://127.0.0.1:{port}/v1")
+    assert "HTTP 500" not in message
 
 
 def test_tool_calls_are_read_from_the_message_not_the_finish_reason(oryxos_model_server):

@@ -131,7 +131,7 @@ class LiteLLMProvider:
         try:
             response = litellm.completion(**kwargs)
         except Exception as exc:
-            raise provider_error(exc, self.name) from exc
+            raise provider_error(exc, self.name, self.api_base) from exc
         return to_response(response, kwargs["model"])
 
 
@@ -161,11 +161,14 @@ def to_response(response: Any, model: str) -> ProviderResponse:
     )
 
 
-def provider_error(exc: Exception, provider: str) -> ProviderError:
+def provider_error(exc: Exception, provider: str, api_base: str | None = None) -> ProviderError:
     """Classify a litellm/openai exception: status code, Retry-After, retryable or not."""
     litellm = load_litellm()
     timeout = isinstance(exc, litellm.Timeout)
-    connection = timeout or isinstance(exc, litellm.APIConnectionError)
+    # litellm maps the OpenAI client's "Connection error." to an HTTP 500 InternalServerError
+    # for OpenAI-compatible servers; it is a connection failure, not a server answer.
+    refused = isinstance(exc, litellm.APIConnectionError) or "Connection error" in str(exc)
+    connection = timeout or refused
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     retry_after = None
@@ -181,6 +184,9 @@ def provider_error(exc: Exception, provider: str) -> ProviderError:
             if retry_after is not None:
                 break
     kind = "timed out" if timeout else type(exc).__name__
+    if refused and not timeout:
+        kind = f"cannot connect to {api_base}" if api_base else "cannot connect"
+        status = None
     detail = str(exc).split("\n")[0][:300]
     status_text = f"HTTP {status} " if status and not connection else ""
     return ProviderError(
