@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from oryxos.errors import ConfigError, NotFoundError, Problem, StartupError, UsageError
-from oryxos.secrets import mask, register_secret
+from oryxos.secrets import mask, mask_url, register_secret, url_secrets
 from oryxos.storage import NotifyChannelRecord
 
 if TYPE_CHECKING:
@@ -242,12 +242,16 @@ class NotifyService:
         secret: Any = UNSET,
         description: Any = UNSET,
     ) -> NotifyChannelRecord:
-        """Change fields of a channel; ``secret=None`` / ``description=None`` clear them."""
-        self.get(name)
+        """Change fields of a channel; ``secret=None`` / ``description=None`` clear them.
+
+        A ``url`` equal to the masked form listings show (see :func:`oryxos.secrets.mask_url`)
+        leaves the URL as it is, so an edit form can send back what it was given.
+        """
+        current = self.get(name)
         changes: dict[str, Any] = {}
         if type is not None:
             changes["type"] = self.check_type(type)
-        if url is not None:
+        if url is not None and url != mask_url(current.url):  # the masked URL as shown = unchanged
             changes["url"] = check_url(url)
         if secret is not UNSET:
             changes["secret"] = self._check_secret(secret)
@@ -343,6 +347,8 @@ class NotifyService:
                 f"plugin provides (known types: {known})"
             )
         adapter = self.adapters.get(record.type)
+        for part in url_secrets(record.url):  # vendor errors may echo the URL into logs
+            register_secret(part)
         secret = self.resolve_secret(record)
         settings = self.runtime.config.notify
         timeout = settings.timeout_seconds if timeout is None else timeout

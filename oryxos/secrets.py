@@ -9,6 +9,7 @@ instead of breaking every command. Every resolved value is added to the set that
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -125,6 +126,34 @@ class SecretRef:
     @classmethod
     def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> dict[str, Any]:
         return {"type": "string", "description": "an environment reference such as ${MY_KEY}"}
+
+
+_TOKEN_SEGMENT = re.compile(r"^[A-Za-z0-9_\-]{16,}$")
+
+
+def url_secrets(url: str) -> list[str]:
+    """The parts of a webhook URL that act as credentials.
+
+    Chat-bot webhooks carry their token in the URL itself: every query value (WeCom's ``key``,
+    DingTalk's ``access_token``) and a long token-like last path segment (Feishu's
+    ``/hook/<token>``, Slack's ``/services/.../<token>``).
+    """
+    from urllib.parse import parse_qsl, urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = [value for _, value in parse_qsl(parts.query) if len(value) >= 4]
+    last = parts.path.rstrip("/").rsplit("/", 1)[-1]
+    if _TOKEN_SEGMENT.match(last):
+        found.append(last)
+    return found
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its credential parts (see :func:`url_secrets`) replaced by ``***``."""
+    return mask(url, frozenset(url_secrets(url)))
 
 
 def is_secret_path(path: tuple[Any, ...]) -> bool:

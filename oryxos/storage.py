@@ -109,10 +109,14 @@ class NotifyChannelRecord:
     updated_at: datetime = field(default_factory=utcnow)
 
     def public_dict(self) -> dict[str, Any]:
-        """Everything but the secret; ``has_secret`` tells whether one is set."""
+        """Everything but the secret, the URL's token parts masked; ``has_secret`` tells
+        whether a secret is set."""
+        from oryxos.secrets import mask_url
+
         out = _as_json_dict(self)
         out.pop("secret")
         out["has_secret"] = bool(self.secret)
+        out["url"] = mask_url(self.url)  # webhook URLs carry the bot's token
         return out
 
 
