@@ -68,6 +68,15 @@ class Example:
             wait_for_port(port, proc)
         return proc
 
+    def start_model(
+        self, script: str, port: int, *, log: str | None = None, name: str = "model"
+    ) -> subprocess.Popen:
+        """The README's ``python -m oryxos.testing.model_server --script ... --port ... &``."""
+        args = ["-m", "oryxos.testing.model_server", "--script", script, "--port", str(port)]
+        if log:
+            args += ["--log", log]
+        return self.start(sys.executable, *args, port=port, name=name)
+
     def output(self, name: str) -> str:
         return (self.dir / f"{name}.out").read_text(encoding="utf-8", errors="replace")
 

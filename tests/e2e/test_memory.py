@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
@@ -19,19 +18,7 @@ def test_memory_offline_walkthrough(example) -> None:
     port = free_port()
     ex.env["ORYXOS_MODEL_PORT"] = str(port)
     # 1. the scripted model
-    ex.start(
-        sys.executable,
-        "-m",
-        "oryxos.testing.model_server",
-        "--script",
-        "offline/script.yaml",
-        "--port",
-        str(port),
-        "--log",
-        "requests.jsonl",
-        port=port,
-        name="model",
-    )
+    ex.start_model("offline/script.yaml", port, log="requests.jsonl")
     ex.env["ORYXOS_PROVIDER"] = "offline"
     chat = ("chat", "-p", "assistant", "--session")
     # 2. before: nothing is known (the memory is not in the prompt)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -22,27 +21,13 @@ def test_multi_agent_offline_walkthrough(example) -> None:
     # 1. the offline providers
     shutil.copy(ex.dir / "offline/config.yaml", ex.dir / ".oryxos/config.yaml")
     # 2. the two scripted models and the server
-    model = (sys.executable, "-m", "oryxos.testing.model_server", "--script")
-    ex.start(
-        *model,
+    ex.start_model(
         "offline/support-script.yaml",
-        "--port",
-        str(support_port),
-        "--log",
-        "support-requests.jsonl",
-        port=support_port,
+        support_port,
+        log="support-requests.jsonl",
         name="support-model",
     )
-    ex.start(
-        *model,
-        "offline/ops-script.yaml",
-        "--port",
-        str(ops_port),
-        "--log",
-        "ops-requests.jsonl",
-        port=ops_port,
-        name="ops-model",
-    )
+    ex.start_model("offline/ops-script.yaml", ops_port, log="ops-requests.jsonl", name="ops-model")
     serve = ex.serve(api_port)
     api = f"http://127.0.0.1:{api_port}/api/v1"
     with httpx.Client(base_url=api, timeout=60) as client:

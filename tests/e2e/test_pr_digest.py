@@ -18,17 +18,7 @@ def test_pr_digest_offline_walkthrough(example) -> None:
     model_port, hook_port = free_port(), free_port()
     ex.env["ORYXOS_MODEL_PORT"] = str(model_port)
     # 1. the stand-ins
-    ex.start(
-        sys.executable,
-        "-m",
-        "oryxos.testing.model_server",
-        "--script",
-        "offline/script.yaml",
-        "--port",
-        str(model_port),
-        port=model_port,
-        name="model",
-    )
+    ex.start_model("offline/script.yaml", model_port)
     ex.start(
         sys.executable,
         "offline/webhook_receiver.py",

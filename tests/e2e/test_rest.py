@@ -22,19 +22,7 @@ def test_rest_offline_walkthrough(example, tmp_path) -> None:
     model_port, hook_port, api_port = free_port(), free_port(), free_port()
     ex.env["ORYXOS_MODEL_PORT"] = str(model_port)
     # 1. the scripted model and the receiver
-    ex.start(
-        sys.executable,
-        "-m",
-        "oryxos.testing.model_server",
-        "--script",
-        "offline/script.yaml",
-        "--port",
-        str(model_port),
-        "--log",
-        "requests.jsonl",
-        port=model_port,
-        name="model",
-    )
+    ex.start_model("offline/script.yaml", model_port, log="requests.jsonl")
     ex.start(
         sys.executable,
         "offline/webhook_receiver.py",

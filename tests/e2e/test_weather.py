@@ -17,17 +17,7 @@ def test_weather_offline_walkthrough(example) -> None:
     model_port, stub_port = _ports()
     ex.env.update(ORYXOS_MODEL_PORT=str(model_port), WEATHER_STUB_PORT=str(stub_port))
     # 1. the stand-ins
-    ex.start(
-        sys.executable,
-        "-m",
-        "oryxos.testing.model_server",
-        "--script",
-        "offline/script.yaml",
-        "--port",
-        str(model_port),
-        port=model_port,
-        name="model",
-    )
+    ex.start_model("offline/script.yaml", model_port)
     ex.start(
         sys.executable,
         "offline/open_meteo_stub.py",
