@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
@@ -181,12 +182,38 @@ class ToolExecutor:
             log.error("cannot write the audit row for tool %s: %s", call.name, err)
 
 
+#: Compiled validators by ``id`` of the schema dict; the schema is kept in the value, so an id is
+#: never reused while its entry lives, and an entry is only used for that very dict.
+_VALIDATORS: dict[int, tuple[dict[str, Any], Any]] = {}
+_VALIDATORS_MAX = 512
+_validators_lock = threading.Lock()
+
+
+def schema_validator(schema: dict[str, Any]) -> Any:
+    """The jsonschema validator of ``schema``, made once per schema dict.
+
+    Making a validator (dialect lookup, attrs set-up) cost as much as validating; tools keep
+    their schema dict for their lifetime, so validators are cached by that dict's identity.
+    A schema changed in place after its first use is not seen: tools do not do that.
+    """
+    import jsonschema
+
+    cached = _VALIDATORS.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    with _validators_lock:
+        if len(_VALIDATORS) >= _VALIDATORS_MAX:
+            _VALIDATORS.clear()  # schemas built per call would otherwise grow this forever
+        _VALIDATORS[id(schema)] = (schema, validator)
+    return validator
+
+
 def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> str | None:
     """None if ``arguments`` fit the tool's schema, else one message naming the argument."""
     import jsonschema
 
-    validator_cls = jsonschema.validators.validator_for(tool.input_schema)
-    validator = validator_cls(tool.input_schema)
+    validator = schema_validator(tool.input_schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
     if error is None:
         return None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,17 +79,29 @@ def read_bootstrap(workspace_dir: Path, names: Sequence[str]) -> list[tuple[str,
 
     A missing or empty file is skipped; one whose real path leaves the workspace (a symlink to
     elsewhere) is skipped with a warning. HTML comments (template hints) are dropped.
+    This runs on every turn: a missing file costs one ``lstat``, and the real path is only
+    worked out for names that are symlinks or lie in a sub-folder.
     """
-    root = os.path.realpath(workspace_dir)
+    root: str | None = None
     out: list[tuple[str, str]] = []
     for name in names:
         path = os.path.join(workspace_dir, name)
-        real = os.path.realpath(path)
-        if not real.startswith(root.rstrip(os.sep) + os.sep):
-            log.warning(
-                "bootstrap file %s resolves to %s, outside the workspace: skipped", path, real
-            )
+        try:
+            plain = stat.S_ISREG(os.lstat(path).st_mode)
+        except FileNotFoundError:
             continue
+        except OSError as err:
+            log.warning("bootstrap file %s cannot be read: %s", path, err)
+            continue
+        real = path
+        if not plain or os.sep in name or (os.altsep and os.altsep in name):
+            root = root or os.path.realpath(workspace_dir)
+            real = os.path.realpath(path)
+            if not real.startswith(root.rstrip(os.sep) + os.sep):
+                log.warning(
+                    "bootstrap file %s resolves to %s, outside the workspace: skipped", path, real
+                )
+                continue
         try:
             with open(real, encoding="utf-8") as handle:
                 text = handle.read(MAX_BOOTSTRAP_CHARS + 1)
@@ -99,7 +112,9 @@ def read_bootstrap(workspace_dir: Path, names: Sequence[str]) -> list[tuple[str,
             continue
         if len(text) > MAX_BOOTSTRAP_CHARS:
             text = text[:MAX_BOOTSTRAP_CHARS] + f"\n[cut at {MAX_BOOTSTRAP_CHARS} characters]"
-        text = _HTML_COMMENT.sub("", text).strip()
+        if "<!--" in text:
+            text = _HTML_COMMENT.sub("", text)
+        text = text.strip()
         if text:
             out.append((name, text))
     return out

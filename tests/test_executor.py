@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from sandbox_kit import build
@@ -202,3 +202,31 @@ def test_long_arguments_are_cut_in_the_audit_row(env):
     (row,) = env.audit_rows("long")
     assert row.input["user"].startswith("u" * 100)
     assert "[output truncated: 100 of 5000 bytes shown]" in row.input["user"]
+
+
+def test_validators_are_made_once_per_schema_and_never_confused():
+    from oryxos.executor import schema_validator, validate_arguments
+
+    class Named:
+        name = "named"
+        input_schema: ClassVar[dict[str, Any]] = {
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+            "additionalProperties": False,
+        }
+
+    assert schema_validator(Named.input_schema) is schema_validator(Named.input_schema)
+    assert validate_arguments(Named, {"n": 1}) is None  # type: ignore[arg-type]
+    assert "'n' is a required property" in validate_arguments(Named, {})  # type: ignore[arg-type]
+    # Schemas made afresh (even equal ones, or at a reused address) each get their own validator.
+    for kind in ("string", "integer", "string", "boolean"):
+
+        class Fresh:
+            name = "fresh"
+            input_schema: ClassVar = {"type": "object", "properties": {"v": {"type": kind}}}
+
+        bad = {"string": 1, "integer": "x", "boolean": "x"}[kind]
+        message = validate_arguments(Fresh, {"v": bad})  # type: ignore[arg-type]
+        assert message is not None and f"is not of type '{kind}'" in message
+        del Fresh

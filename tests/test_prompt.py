@@ -179,3 +179,15 @@ def test_identity_without_agent_name_or_body_uses_the_description(ws, oryxos_mak
     system = PromptBuilder(runtime).build(runtime.agents.load("plain"), [], []).system
     assert system.startswith('You are the OryxOS agent "plain". Sorts tickets.')
     assert "## Skills" not in system
+
+
+def test_bootstrap_follows_symlinks_inside_the_workspace_and_skips_folders(ws, caplog):
+    (ws.path / "notes").mkdir()
+    (ws.path / "notes" / "soul.md").write_text("Be brief.")
+    (ws.path / "SOUL.md").unlink()
+    os.symlink(ws.path / "notes" / "soul.md", ws.path / "SOUL.md")
+    (ws.path / "USER.md").unlink()
+    (ws.path / "USER.md").mkdir()
+    got = dict(read_bootstrap(ws.path, ["SOUL.md", "USER.md"]))
+    assert got == {"SOUL.md": "Be brief."}
+    assert "USER.md cannot be read" in caplog.text

@@ -84,3 +84,57 @@ def test_tool_calls_are_read_from_the_message_not_the_finish_reason(oryxos_model
     assert [(c.name, c.arguments) for c in response.tool_calls] == [("echo", '{"a": 1}')]
     sent = oryxos_model_server.requests[0]
     assert sent["model"] == "m" and sent["tools"][0]["function"]["name"] == "echo"
+
+
+def _logging_submissions(monkeypatch) -> list:
+    """Record what litellm hands to its background logging executor (and run it inline)."""
+    from oryxos_litellm.provider import load_litellm
+
+    executor = load_litellm().utils.executor
+    submitted: list = []
+    real_submit = executor.submit
+
+    def submit(fn, *args, **kwargs):
+        submitted.append(fn)
+        return real_submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(executor, "submit", submit)
+    return submitted
+
+
+def test_litellm_success_logging_is_skipped_when_no_callback_consumes_it(
+    oryxos_model_server, monkeypatch
+):
+    # litellm would build a logging payload in a background thread after every call; with no
+    # litellm callback configured nobody reads it, and it competes with the turn for the GIL.
+    submitted = _logging_submissions(monkeypatch)
+    oryxos_model_server.script(Reply.answer("hi"), Reply.answer("again"))
+    provider = _provider(oryxos_model_server.url)
+    assert provider.complete([{"role": "user", "content": "x"}], None).content == "hi"
+    assert provider.complete([{"role": "user", "content": "y"}], None).content == "again"
+    assert submitted == []
+
+
+def test_litellm_callbacks_still_see_every_call_when_configured(oryxos_model_server, monkeypatch):
+    import threading
+
+    from litellm.integrations.custom_logger import CustomLogger
+    from oryxos_litellm.provider import load_litellm
+
+    seen = threading.Event()
+
+    class Recorder(CustomLogger):
+        def log_success_event(self, kwargs, response_obj, start_time, end_time):
+            seen.set()
+
+    submitted = _logging_submissions(monkeypatch)
+    monkeypatch.setattr(load_litellm(), "callbacks", [Recorder()])
+    oryxos_model_server.script(Reply.answer("hi"))
+    assert (
+        _provider(oryxos_model_server.url)
+        .complete([{"role": "user", "content": "x"}], None)
+        .content
+        == "hi"
+    )
+    assert len(submitted) == 1
+    assert seen.wait(10), "the configured litellm callback was not called"

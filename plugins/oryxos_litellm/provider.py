@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from oryxos.providers import (
@@ -37,6 +38,19 @@ LITELLM_ENV = {
 
 _import_lock = threading.Lock()
 _litellm: Any = None
+_unlogged_call: Callable[[], AbstractContextManager[Any]] | None = None
+
+#: litellm's callback lists: when all are empty nothing consumes its success logging.
+LITELLM_CALLBACK_LISTS = (
+    "callbacks",
+    "success_callback",
+    "failure_callback",
+    "input_callback",
+    "service_callback",
+    "_async_success_callback",
+    "_async_failure_callback",
+    "_async_input_callback",
+)
 
 
 def load_litellm() -> Any:
@@ -51,6 +65,7 @@ def load_litellm() -> Any:
             import litellm
 
             litellm.suppress_debug_info = True
+            _find_unlogged_call()
             # litellm adds its own stderr handlers; our logging configuration handles its records.
             for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
                 logger = logging.getLogger(name)
@@ -59,6 +74,33 @@ def load_litellm() -> Any:
                 logger.propagate = True
             _litellm = litellm
     return _litellm
+
+
+def _find_unlogged_call() -> None:
+    """litellm's switch for calls whose success logging someone else does (see below)."""
+    global _unlogged_call
+    try:
+        from litellm._internal_context import internal_sub_call
+    except ImportError:  # an older or newer litellm: calls are logged by litellm as usual
+        log.debug("litellm has no internal_sub_call; its success logging stays on")
+        return
+    _unlogged_call = internal_sub_call
+
+
+def success_logging_skipped(litellm: Any) -> AbstractContextManager[Any]:
+    """A context in which litellm skips its post-call success logging, if nobody consumes it.
+
+    After every call litellm hands a "success handler" to a background thread: it builds a
+    logging payload (costs, model info) for litellm's callbacks. OryxOS registers no callback —
+    its audit rows are written by the kernel — so with every callback list empty that work has
+    no reader, yet it runs while the turn goes on (the tool, the audit rows, the next request)
+    and takes the GIL from it. Then the call runs as litellm's ``internal_sub_call`` (a call
+    whose logging another caller does; it changes nothing else). When a plugin or deployment
+    has set a litellm callback (Langfuse, OpenTelemetry, ...) the call is logged as usual.
+    """
+    if _unlogged_call is None or any(getattr(litellm, n, None) for n in LITELLM_CALLBACK_LISTS):
+        return nullcontext()
+    return _unlogged_call()
 
 
 def preload() -> threading.Thread:
@@ -129,7 +171,8 @@ class LiteLLMProvider:
         if temperature is not None:
             kwargs["temperature"] = temperature
         try:
-            response = litellm.completion(**kwargs)
+            with success_logging_skipped(litellm):
+                response = litellm.completion(**kwargs)
         except Exception as exc:
             raise provider_error(exc, self.name, self.api_base) from exc
         return to_response(response, kwargs["model"])

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -40,6 +39,15 @@ SQLITE_PRAGMAS = {
     "busy_timeout": 30000,
 }
 SQLITE_PREFIX = "sqlite:///"
+
+
+def _fields_of(record: Any) -> dict[str, Any]:
+    """A record dataclass's fields as a new dict, values not copied.
+
+    ``dataclasses.asdict`` deep-copies every value; audit rows are written on the turn's
+    critical path and their values are only read (serialised) here, so a shallow copy serves.
+    """
+    return dict(vars(record))
 
 
 def _to_db(value: datetime | None) -> datetime | None:
@@ -288,14 +296,14 @@ class PeeweeAuditStore(_Store):
         return int(cursor.fetchone()[0] if self._returning else cursor.lastrowid)
 
     def record_tool_invocation(self, record: ToolInvocationRecord) -> int:
-        values = asdict(record)
+        values = _fields_of(record)
         values["input_json"] = json.dumps(values.pop("input"), ensure_ascii=False, default=str)
         values["result_json"] = values.pop("result")
         record.id = self._insert(self.m["ToolInvocation"], values)
         return record.id
 
     def record_llm_call(self, record: LlmCallRecord) -> int:
-        values = asdict(record)
+        values = _fields_of(record)
         for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
             values[key] = int(values[key] or 0)  # providers may report no usage
         record.id = self._insert(self.m["LlmCall"], values)
