@@ -192,13 +192,15 @@ class _Connection:
                 self.started.set_exception(ServerUnavailable("stopped while starting"))
 
     async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
-        import anyio
+        """``tools/call``; the SDK ends it after ``timeout`` s (an MCPError REQUEST_TIMEOUT).
 
+        No cancel scope of ours around it: the SDK already waits in one, and the caller's
+        outer deadline (:meth:`McpServer.call`) covers a loop that would not even get there.
+        """
         client = self.client
         if client is None or self.closed:
             raise ServerUnavailable("the connection is closed")
-        with anyio.fail_after(timeout):
-            return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
+        return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
 
     def request_stop(self, loop: LoopThread) -> None:
         """Ask the connection to end (stops the process); does not wait."""
@@ -364,7 +366,9 @@ class McpServer:
             return self._down(conn, str(err))
         except Exception as err:
             mcp_err = _mcp_error(err)
-            if mcp_err is not None and mcp_err.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT):
+            if mcp_err is not None and mcp_err.code == REQUEST_TIMEOUT:
+                return self._down(conn, f"no answer within {timeout:g} s")
+            if mcp_err is not None and mcp_err.code == CONNECTION_CLOSED:
                 return self._down(conn, describe_error(err))
             if mcp_err is not None:
                 return CallOutcome(error=f"MCP server {self.name!r}: {mcp_err.message}")
