@@ -86,8 +86,9 @@ def test_system_prompt_order_and_progressive_disclosure(ws, oryxos_make_pm):
     assert "BODY-OF-" not in system  # never preloaded
     assert "/etc" not in system  # a faulty binding is never shown
     assert "use_skill" not in system
-    # USER.md holds only a heading and an HTML comment in the template: the comment is dropped
-    assert "<!--" not in system
+    # The templates' headings and hints are HTML comments, which are dropped; USER.md holds
+    # nothing else until someone writes in it, so its section is left out altogether.
+    assert "<!--" not in system and "## USER.md" not in system
 
 
 def test_prompt_is_deterministic(ws, oryxos_make_pm):
@@ -161,10 +162,12 @@ def test_bootstrap_skips_missing_and_escaping_files(ws, tmp_path):
     outside.write_text("TOP SECRET")
     os.symlink(outside, ws.path / "LEAK.md")
     (ws.path / "SOUL.md").unlink()
+    (ws.path / "USER.md").write_text("<!-- hint -->\nI am Ana, on call this week.")
     got = read_bootstrap(ws.path, ["AGENTS.md", "SOUL.md", "LEAK.md", "USER.md"])
     names = [name for name, _ in got]
     assert names == ["AGENTS.md", "USER.md"]
     assert all("TOP SECRET" not in text for _, text in got)
+    assert dict(got)["USER.md"] == "I am Ana, on call this week."
 
 
 def test_prompt_dataclass_system_property():

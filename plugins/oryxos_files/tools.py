@@ -32,7 +32,10 @@ def _string(description: str = "") -> dict[str, Any]:
 
 
 def _schema(required: list[str], **properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required}
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:  # an empty "required" list says nothing and costs tokens
+        schema["required"] = required
+    return schema
 
 
 PATH = _string()

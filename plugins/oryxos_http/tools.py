@@ -148,7 +148,7 @@ class HttpPostTool(_HttpTool):
 
 class HttpRequestTool(_HttpTool):
     name = "http_request"
-    description = "HTTP request with any method, headers and body; returns status, headers, body."
+    description = "HTTP request with any method; returns status, headers and body."
     input_schema = {  # noqa: RUF012
         "type": "object",
         "properties": {

@@ -17,10 +17,8 @@ from oryxos.tools import Tool, ToolResult
 if TYPE_CHECKING:
     from oryxos.catalog import ToolContext
 
-DESCRIPTION = (
-    "Send a message to a registered notify channel (Feishu/Lark, WeCom, DingTalk or webhook) "
-    "by name; Markdown where supported."
-)
+# Sent with every request: the channel's kind (Lark, WeCom, ...) is the channel's business.
+DESCRIPTION = "Send a message to a registered notify channel by name; Markdown where supported."
 
 
 class NotifyTool(Tool):
