@@ -224,6 +224,7 @@ class ReActLoop:
     ) -> TurnResult:
         emit = on_event or (lambda kind, data: None)
         history = record.messages
+        first_new = len(history)  # what this turn adds (merged if another process saves too)
         history.append({"role": "user", "content": message})
         result = TurnResult(answer="", session_id=record.session_id)
         ctx = self.context_for(profile, record.session_id, channel, interactive, tool_extra)
@@ -277,7 +278,7 @@ class ReActLoop:
             result.answer = "(cancelled)"
         finally:
             _answer_open_tool_calls(history)
-            self.runtime.sessions.save(record)
+            self.runtime.sessions.save(record, new_from=first_new)
         return result
 
     def _run_tools(

@@ -4,12 +4,18 @@ A session is found from channel + user + profile (the CLI's "cli:local:default")
 explicitly. Its whole history (OpenAI-format messages) is stored as JSON in the ``sessions``
 table after every turn, so a conversation continues after a restart; the prompt builder decides
 how much of it the model sees. Turns on one session are serialised by a lock held for the whole
-turn; turns on different sessions run in parallel. The locks are per process: two processes
-writing the same session at the same moment is not supported (the later save wins).
+turn; turns on different sessions run in parallel.
+
+The locks are per process. Across processes (``oryxos chat`` while ``oryxos serve`` runs, two
+API servers on one database) every save is checked against the version the turn read: when
+another process saved the session in between, the turn's new messages are appended to what is
+stored now (see :meth:`SessionManager.save`). Nothing is lost; the two turns simply did not
+see each other's messages.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import uuid
@@ -23,6 +29,11 @@ from oryxos.storage import SessionRecord, utcnow
 if TYPE_CHECKING:
     from oryxos.runtime import Runtime
     from oryxos.storage import SessionStore
+
+log = logging.getLogger("oryxos.sessions")
+
+#: How often a save that lost a race with another process is merged and tried again.
+MERGE_TRIES = 5
 
 _ID_RE = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
 
@@ -117,9 +128,42 @@ class SessionManager:
             session_id = f"{session_id}:{uuid.uuid4().hex[:8]}"
         return SessionRecord(session_id, profile, channel=channel, user_id=user)
 
-    def save(self, record: SessionRecord) -> None:
+    def save(self, record: SessionRecord, *, new_from: int | None = None) -> None:
+        """Store ``record``; if another process saved it since it was read, merge.
+
+        ``new_from`` is the index of the first message this process added (a turn's user
+        message). On a conflict those messages are appended to the stored history and saved
+        again (a few tries), and ``record`` becomes what was stored; without ``new_from``
+        nothing can be merged and the ConflictError is raised.
+        """
         record.last_active_at = utcnow()
-        self.store.save(record)
+        for _ in range(MERGE_TRIES):
+            try:
+                self.store.save(record)
+                return
+            except ConflictError:
+                if new_from is None:
+                    raise
+                current = self.store.get(record.session_id)
+                added = record.messages[new_from:]
+                if current is None:  # deleted meanwhile: store this record as a new row
+                    record.version = 0
+                    continue
+                log.warning(
+                    "session %s was saved by another process during this turn; "
+                    "appending this turn's %d messages to the stored history",
+                    record.session_id,
+                    len(added),
+                )
+                new_from = len(current.messages)
+                current.messages.extend(added)
+                current.last_active_at = record.last_active_at
+                record.messages, record.version = current.messages, current.version
+                record.status, record.archived_at = current.status, current.archived_at
+        raise ConflictError(
+            f"session {record.session_id!r} keeps being saved by other processes; "
+            f"this turn's messages could not be stored after {MERGE_TRIES} tries"
+        )
 
     def archive(self, session_id: str) -> bool:
         return self.store.archive(session_id)

@@ -49,6 +49,9 @@ class SessionRecord:
     created_at: datetime = field(default_factory=utcnow)
     last_active_at: datetime = field(default_factory=utcnow)
     archived_at: datetime | None = None
+    #: How many times the stored row was saved when this record was read (0: not stored yet).
+    #: :meth:`SessionStore.save` stores only if the row is still at this version.
+    version: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return _as_json_dict(self)
@@ -163,7 +166,12 @@ class SessionStore(Protocol):
     def get(self, session_id: str) -> SessionRecord | None: ...
 
     def save(self, record: SessionRecord) -> None:
-        """Insert or update the whole record (history included)."""
+        """Insert or update the whole record (history included), then bump ``record.version``.
+
+        Only if the stored row is still at ``record.version`` (no row at all for version 0):
+        otherwise another process saved the session since it was read, nothing is written and
+        :class:`~oryxos.errors.ConflictError` is raised. The session manager then merges.
+        """
 
     def list(
         self,

@@ -465,3 +465,36 @@ def test_an_agent_naming_no_provider_uses_the_default_or_the_only_one(
             get_provider(runtime, None)
     finally:
         runtime.close()
+
+
+def test_turns_of_two_processes_on_one_session_are_both_kept(make_loop, oryxos_model_server):
+    # Two runtimes on one workspace: each has its own database connection and its own session
+    # locks, as two processes (oryxos chat while oryxos serve runs) have.
+    first, second = make_loop(), make_loop()
+    assert first.runtime.sessions is not second.runtime.sessions
+
+    def respond(body):
+        text = body["messages"][-1]["content"]
+        reply = Reply.answer(f"done: {text}")
+        return reply.after(0.8) if text == "slow" else reply
+
+    oryxos_model_server.responder = respond
+    slow_profile, fast_profile = agent(first), agent(second)
+    second.run_turn(fast_profile, "before", session_id="shared")
+    slow: dict = {}
+    thread = threading.Thread(
+        target=lambda: slow.update(r=first.run_turn(slow_profile, "slow", session_id="shared"))
+    )
+    thread.start()
+    time.sleep(0.3)  # the slow turn has read the session and waits for the model
+    assert second.run_turn(fast_profile, "fast", session_id="shared").answer == "done: fast"
+    thread.join(10)
+    assert slow["r"].answer == "done: slow"
+    stored = first.runtime.sessions.get("shared")
+    assert [m["content"] for m in stored.messages] == [
+        "before", "done: before", "fast", "done: fast", "slow", "done: slow",
+    ]  # fmt: skip
+    # The next turn in either process continues from the merged history.
+    third = first.run_turn(slow_profile, "after", session_id="shared")
+    assert third.answer == "done: after"
+    assert len(second.runtime.sessions.get("shared").messages) == 8

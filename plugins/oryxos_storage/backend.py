@@ -83,6 +83,7 @@ def make_models(db: pw.Database) -> dict[str, type[pw.Model]]:
         created_at = pw.DateTimeField()
         last_active_at = pw.DateTimeField()
         archived_at = pw.DateTimeField(null=True)
+        version = pw.IntegerField(default=0)
 
         class Meta:
             table_name = "sessions"
@@ -168,7 +169,11 @@ class _Store:
 
 
 class PeeweeSessionStore(_Store):
-    """Sessions. ``get`` and ``save`` run on every turn, so they use prepared statements."""
+    """Sessions. ``get`` and ``save`` run on every turn, so they use prepared statements.
+
+    ``save`` is one optimistic statement: insert, or update only if the stored ``version`` is
+    still the one the record was read at (see :meth:`oryxos.storage.SessionStore.save`).
+    """
 
     COLUMNS = (
         "session_id",
@@ -180,22 +185,26 @@ class PeeweeSessionStore(_Store):
         "created_at",
         "last_active_at",
         "archived_at",
+        "version",
     )
 
     def __init__(self, db: pw.Database, models: dict[str, type[pw.Model]]):
         super().__init__(db, models)
-        marks = ", ".join([db.param] * len(self.COLUMNS))
+        p = db.param
+        marks = ", ".join([p] * len(self.COLUMNS))
         updates = ", ".join(
-            f"{c} = excluded.{c}" for c in self.COLUMNS if c not in ("session_id", "created_at")
+            f"{c} = excluded.{c}"
+            for c in self.COLUMNS
+            if c not in ("session_id", "created_at", "version")
         )
-        # INSERT ... ON CONFLICT DO UPDATE: SQLite >= 3.24 and PostgreSQL.
+        # INSERT ... ON CONFLICT DO UPDATE ... WHERE: SQLite >= 3.24 and PostgreSQL. A row at
+        # another version is left alone and the statement changes no row.
         self._upsert = (
             f"INSERT INTO sessions ({', '.join(self.COLUMNS)}) VALUES ({marks}) "
-            f"ON CONFLICT (session_id) DO UPDATE SET {updates}"
+            f"ON CONFLICT (session_id) DO UPDATE SET {updates}, "
+            f"version = sessions.version + 1 WHERE sessions.version = {p}"
         )
-        self._select = (
-            f"SELECT {', '.join(self.COLUMNS)} FROM sessions WHERE session_id = {db.param}"
-        )
+        self._select = f"SELECT {', '.join(self.COLUMNS)} FROM sessions WHERE session_id = {p}"
         fields = models["Session"]._meta.fields
         self._fields = [fields[c] for c in self.COLUMNS]
 
@@ -210,6 +219,7 @@ class PeeweeSessionStore(_Store):
             created_at=_from_db(row.created_at),  # type: ignore[arg-type]
             last_active_at=_from_db(row.last_active_at),  # type: ignore[arg-type]
             archived_at=_from_db(row.archived_at),
+            version=int(row.version or 0),
         )
 
     def get(self, session_id: str) -> SessionRecord | None:
@@ -230,9 +240,17 @@ class PeeweeSessionStore(_Store):
             "created_at": _to_db(record.created_at),
             "last_active_at": _to_db(record.last_active_at),
             "archived_at": _to_db(record.archived_at),
+            "version": 1,  # a new row
         }
         params = [f.db_value(values[f.name]) for f in self._fields]
-        self.db.execute_sql(self._upsert, params)  # one statement: its own transaction
+        params.append(int(record.version))
+        cursor = self.db.execute_sql(self._upsert, params)  # one statement: its own transaction
+        if cursor.rowcount == 0:
+            raise ConflictError(
+                f"session {record.session_id!r} was saved by someone else since it was read "
+                f"(stored version is not {record.version})"
+            )
+        record.version += 1
 
     def list(
         self,
@@ -256,7 +274,11 @@ class PeeweeSessionStore(_Store):
         Session = self.m["Session"]
         with write_transaction(self.db):
             changed = (
-                Session.update(status="archived", archived_at=_to_db(utcnow()))
+                Session.update(
+                    status="archived",
+                    archived_at=_to_db(utcnow()),
+                    version=Session.version + 1,  # a turn saving an older read must merge
+                )
                 .where(Session.session_id == session_id)
                 .execute()
             )

@@ -89,6 +89,14 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             "INSERT INTO oryxos_meta (key, value) VALUES ('whitelist_version', 0)",
         ],
     ),
+    (
+        2,
+        "sessions.version: a save checks that nobody saved the session in between",
+        [
+            "ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 0",
+            "UPDATE sessions SET version = 1",  # 0 means "not stored yet"
+        ],
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

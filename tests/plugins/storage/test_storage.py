@@ -179,3 +179,62 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
 def test_unsupported_urls_are_a_clear_error(tmp_path):
     with pytest.raises(StorageError, match="unsupported storage url"):
         open_storage("nosuchdb://x", Workspace(tmp_path / ".oryxos"))
+
+
+def test_a_session_saved_elsewhere_since_it_was_read_is_not_overwritten(storage, tmp_path):
+    first = SessionRecord("s1", "bot", messages=[{"role": "user", "content": "one"}])
+    storage.sessions.save(first)
+    assert first.version == 1
+    # Another process (its own connection) reads and saves the session in between.
+    other = open_storage("sqlite:///.oryxos/oryxos.db", Workspace(tmp_path / ".oryxos"))
+    theirs = other.sessions.get("s1")
+    assert theirs is not None and theirs.version == 1
+    theirs.messages.append({"role": "user", "content": "theirs"})
+    other.sessions.save(theirs)
+    other.close()
+    first.messages.append({"role": "user", "content": "mine"})
+    with pytest.raises(ConflictError, match="'s1' was saved by someone else"):
+        storage.sessions.save(first)
+    stored = storage.sessions.get("s1")
+    assert [m["content"] for m in stored.messages] == ["one", "theirs"] and stored.version == 2
+    # A record made afresh for an id that is already stored is refused too.
+    with pytest.raises(ConflictError):
+        storage.sessions.save(SessionRecord("s1", "bot"))
+    # Archiving counts as a save: a turn that read the session before must not undo it.
+    assert storage.sessions.archive("s1")
+    stale = stored
+    stale.messages.append({"role": "user", "content": "late"})
+    with pytest.raises(ConflictError):
+        storage.sessions.save(stale)
+    assert storage.sessions.get("s1").status == "archived"
+
+
+def test_sessions_of_a_version_1_database_are_migrated(tmp_path):
+    import sqlite3
+
+    from oryxos_storage.migrations import MIGRATIONS
+
+    path = tmp_path / ".oryxos" / "oryxos.db"
+    path.parent.mkdir()
+    db = sqlite3.connect(path)
+    db.execute(
+        "CREATE TABLE schema_version (version INTEGER NOT NULL PRIMARY KEY, "
+        "description TEXT NOT NULL, applied_at TIMESTAMP NOT NULL)"
+    )
+    for statement in MIGRATIONS[0][2]:
+        db.execute(statement.replace("{pk}", "INTEGER PRIMARY KEY AUTOINCREMENT"))
+    db.execute("INSERT INTO schema_version VALUES (1, 'v1', '2026-11-29')")
+    db.execute(
+        "INSERT INTO sessions VALUES ('old', 'bot', 'cli', 'local', '[{\"role\": \"user\", "
+        "\"content\": \"kept\"}]', 'active', '2026-11-29 10:00:00', '2026-11-29 10:00:00', NULL)"
+    )
+    db.commit()
+    db.close()
+    store = open_storage("sqlite:///.oryxos/oryxos.db", Workspace(tmp_path / ".oryxos"))
+    assert store.schema_version() == LATEST
+    old = store.sessions.get("old")
+    assert old is not None and old.version == 1 and old.messages[0]["content"] == "kept"
+    old.messages.append({"role": "assistant", "content": "still here"})
+    store.sessions.save(old)
+    assert len(store.sessions.get("old").messages) == 2
+    store.close()
