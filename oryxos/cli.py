@@ -55,6 +55,7 @@ class OryxGroup(click.Group):
 def build_cli(pm: PluginManager) -> click.Group:
     """A fresh root group with the built-in commands and every plugin's commands."""
     from oryxos.commands import (
+        audit_cmd,
         chat,
         init,
         plugins_cmd,
@@ -104,6 +105,7 @@ def build_cli(pm: PluginManager) -> click.Group:
         sessions_cmd.session,
         tool_cmd.tool,
         sandbox_cmd.sandbox,
+        audit_cmd.audit,
     ):
         oryxos.add_command(command)
     pm.hook.oryxos_register_commands(cli=oryxos)

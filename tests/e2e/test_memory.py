@@ -52,7 +52,11 @@ def test_memory_offline_walkthrough(example) -> None:
     tuesday = requests[4]["messages"]
     assert "The user is vegetarian" in tuesday[0]["content"]  # memory in the system prompt
     assert not any(m.get("content") == PREFERENCE for m in tuesday)  # not tuesday's history
-    # 6. the audit rows
+    # 6. the audit rows, as the README prints them and as stored
+    shown = ex.oryxos("audit", "tools")
+    assert shown.returncode == 0 and "save_memory" in shown.stdout and "monday" in shown.stdout
+    shown = ex.oryxos("audit", "llm")
+    assert shown.returncode == 0 and shown.stdout.count("tuesday") == 1
     tools = ex.query("SELECT session_id, tool_name, success, input_json FROM tool_invocations")
     assert [(r[0], r[1], r[2]) for r in tools] == [("monday", "save_memory", 1)]
     assert "vegetarian" in json.loads(tools[0][3])["text"]

@@ -59,6 +59,9 @@ def test_pr_digest_offline_walkthrough(example) -> None:
     assert "#142 Add Alipay checkout (@lina)" in received[0]["content"]
     assert "--- team at" in ex.output("receiver")
     # 5. the audit: the MCP call (with its result from the stub) and the delivery
+    shown = ex.oryxos("audit", "tools")
+    assert shown.returncode == 0, shown.stderr
+    assert "list_pull_requests" in shown.stdout and "notify" in shown.stdout
     rows = ex.query(
         "SELECT tool_name, success, input_json, result_json FROM tool_invocations ORDER BY id"
     )

@@ -43,6 +43,10 @@ def test_weather_offline_walkthrough(example) -> None:
     assert "GET /v1/search?name=Hangzhou" in stub_log
     assert "GET /v1/forecast?latitude=30.29365" in stub_log
     # 5. the audit rows: the refused call, then the two that reached the stub
+    shown = ex.oryxos("audit", "tools")
+    assert shown.returncode == 0 and "sandbox.http.allowed_domains" in shown.stdout
+    assert shown.stdout.count("http_get") == 3
+    assert ex.oryxos("audit", "llm").stdout.count("offline") == 4
     rows = ex.query(
         "SELECT tool_name, success, error_message, input_json, agent FROM tool_invocations"
         " ORDER BY id"
