@@ -14,6 +14,7 @@ that changes in between cannot send it elsewhere. Environment proxies are ignore
 from __future__ import annotations
 
 import socket
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -103,6 +104,36 @@ class Hop:
     address: str | None  # None when the URL names an IP address itself
 
 
+def resolve(host: str, port: int, timeout: float) -> list[Any]:
+    """``getaddrinfo`` that gives up after ``timeout`` seconds (HttpToolError, retryable).
+
+    The system resolver has no timeout of ours (glibc retries each name server for up to
+    ~30 s), so the look-up runs in a daemon thread and the call waits for it at most the
+    request timeout. A look-up that is given up on finishes in the background and is dropped;
+    being a daemon thread it never holds up the process's exit.
+    """
+    outcome: list[Any] = []
+    done = threading.Event()
+
+    def look_up() -> None:
+        try:
+            outcome.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except (OSError, UnicodeError) as err:
+            outcome.append(err)
+        finally:
+            done.set()
+
+    threading.Thread(target=look_up, name="oryxos-dns", daemon=True).start()
+    if not done.wait(timeout):
+        raise HttpToolError(
+            f"cannot resolve host {host!r}: no answer from the DNS resolver within {timeout:g} s",
+            retryable=True,
+        )
+    if isinstance(outcome[0], BaseException):
+        raise HttpToolError(f"cannot resolve host {host!r}: {outcome[0]}", retryable=True)
+    return outcome[0]
+
+
 def check_hop(runtime: Runtime, url: str) -> Hop:
     """Refuse ``url`` unless the sandbox allows it (http(s), whitelisted host) and every
     address its host resolves to is allowed. Raises SandboxViolation or HttpToolError."""
@@ -111,12 +142,7 @@ def check_hop(runtime: Runtime, url: str) -> Hop:
     if checked.is_ip:  # check_url has checked the address itself
         return Hop(checked.url, checked.host, None)
     port = checked.port or (443 if checked.scheme == "https" else 80)
-    try:
-        infos = socket.getaddrinfo(checked.host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as err:
-        raise HttpToolError(
-            f"cannot resolve host {checked.host!r}: {err}", retryable=True
-        ) from None
+    infos = resolve(checked.host, port, runtime.config.http_tools.timeout_seconds)
     for info in infos:
         sandbox.check_address(info[4][0])
     return Hop(checked.url, checked.host, str(infos[0][4][0]))

@@ -140,6 +140,43 @@ def test_a_whitelisted_name_resolving_to_link_local_is_refused(make_env, web, mo
     assert allowed.success and allowed.content.startswith("HTTP 200")
 
 
+def test_a_resolver_that_does_not_answer_is_given_up_on(make_env, web, monkeypatch):
+    """The system resolver can hang for ~30 s; the request timeout covers the look-up too."""
+    import threading
+    import time
+
+    real = socket.getaddrinfo
+    release = threading.Event()
+
+    def hanging_getaddrinfo(host, port, *args, **kwargs):
+        if host == "slow-dns.test":
+            release.wait(10)  # a resolver waiting for name servers that do not answer
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+        if host == "gone.test":
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging_getaddrinfo)
+    env = make_env(
+        sandbox={"http": {"allowed_domains": ["slow-dns.test", "gone.test"]}},
+        http_tools={"timeout_seconds": 0.5},
+    )
+    began = time.monotonic()
+    result = env.run("http_get", url="http://slow-dns.test/x")
+    release.set()
+    assert time.monotonic() - began < 3
+    assert not result.success and result.retryable
+    assert result.error_message == (
+        "cannot resolve host 'slow-dns.test': no answer from the DNS resolver within 0.5 s"
+    )
+    unknown = env.run("http_get", url="http://gone.test/")
+    assert not unknown.success and unknown.retryable
+    assert (
+        unknown.error_message
+        == "cannot resolve host 'gone.test': [Errno -2] Name or service not known"
+    )
+
+
 def test_too_many_redirects(env, web):
     result = env.run("http_get", url=f"{web.base}/redirect-loop")
     assert not result.success and "more than 5 redirects" in result.error_message
