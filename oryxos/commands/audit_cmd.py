@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -76,7 +77,34 @@ def _cut(text: str | None, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _more(page: Page[Any]) -> None:
+#: Columns every listing starts with.
+COMMON = ["time (UTC)", "agent", "session"]
+
+
+def _common(record: ToolInvocationRecord | LlmCallRecord) -> list[str]:
+    return [_when(record.created_at), record.agent or "-", record.session_id or "-"]
+
+
+def _outcome(success: bool) -> str:
+    return "ok" if success else "FAILED"
+
+
+def _show(
+    page: Page[Any],
+    as_json: bool,
+    key: str,
+    what: str,
+    headers: list[str],
+    row: Callable[[Any], list[str]],
+) -> None:
+    """Print one page as JSON (``{key: [...], "total": n}``) or as a table of ``row(record)``."""
+    if as_json:
+        echo_json({key: [r.as_dict() for r in page.items], "total": page.total})
+        return
+    if not page.items:
+        click.echo(f"no {what} match")
+        return
+    click.echo(table([_common(r) + row(r) for r in page.items], COMMON + headers))
     if page.total > len(page.items):
         click.echo(f"({len(page.items)} of {page.total}, newest first; use --limit or filters)")
 
@@ -91,30 +119,14 @@ def audit() -> None:
 @_filters
 def audit_tools(state: CliState, as_json: bool, success: bool | None, **filters: Any) -> None:
     """Tool calls (table tool_invocations), newest first; input is shown redacted."""
-    page: Page[ToolInvocationRecord] = state.runtime().storage.audit.tool_invocations(
-        AuditQuery(success=success, **filters)
-    )
-    if as_json:
-        echo_json({"tool_invocations": [r.as_dict() for r in page.items], "total": page.total})
-        return
-    if not page.items:
-        click.echo("no tool calls match")
-        return
-    rows = [
-        [
-            _when(r.created_at),
-            r.agent or "-",
-            r.session_id or "-",
-            r.tool_name,
-            "ok" if r.success else "FAILED",
-            str(r.duration_ms),
-            _cut(r.error_message) if not r.success else _cut(_arguments(r.input)),
-        ]
-        for r in page.items
-    ]
-    headers = ["time (UTC)", "agent", "session", "tool", "result", "ms", "input / error"]
-    click.echo(table(rows, headers))
-    _more(page)
+    page = state.runtime().storage.audit.tool_invocations(AuditQuery(success=success, **filters))
+
+    def row(r: ToolInvocationRecord) -> list[str]:
+        shown = _cut(r.error_message) if not r.success else _cut(_arguments(r.input))
+        return [r.tool_name, _outcome(r.success), str(r.duration_ms), shown]
+
+    headers = ["tool", "result", "ms", "input / error"]
+    _show(page, as_json, "tool_invocations", "tool calls", headers, row)
 
 
 @audit.command("llm")
@@ -122,32 +134,21 @@ def audit_tools(state: CliState, as_json: bool, success: bool | None, **filters:
 @_filters
 def audit_llm(state: CliState, as_json: bool, success: bool | None, **filters: Any) -> None:
     """Model calls (table llm_calls), one row per attempt, newest first."""
-    query = AuditQuery(success=success, **filters)
-    page: Page[LlmCallRecord] = state.runtime().storage.audit.llm_calls(query)
-    if as_json:
-        echo_json({"llm_calls": [r.as_dict() for r in page.items], "total": page.total})
-        return
-    if not page.items:
-        click.echo("no model calls match")
-        return
-    rows = [
-        [
-            _when(r.created_at),
-            r.agent or "-",
-            r.session_id or "-",
+    page = state.runtime().storage.audit.llm_calls(AuditQuery(success=success, **filters))
+
+    def row(r: LlmCallRecord) -> list[str]:
+        return [
             r.provider,
             r.model,
             str(r.attempt),
-            "ok" if r.success else "FAILED",
+            _outcome(r.success),
             str(r.total_tokens),
             str(r.duration_ms),
             _cut(r.error_message, 50),
         ]
-        for r in page.items
-    ]
-    headers = ["time (UTC)", "agent", "session", "provider", "model", "try", "result"]
-    click.echo(table(rows, [*headers, "tokens", "ms", "error"]))
-    _more(page)
+
+    headers = ["provider", "model", "try", "result", "tokens", "ms", "error"]
+    _show(page, as_json, "llm_calls", "model calls", headers, row)
 
 
 def _arguments(value: Any) -> str:
