@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("oryxos.loop")
 
 #: Called as ``on_event(kind, data)``: "thinking" (before a provider call), "tool_call" (before
-#: a tool runs) and "tool_result" (after), so that a channel can show progress.
+#: a tool runs) and "tool_result" (after), so that a channel can show progress. With
+#: ``run_turn(stream=True)`` also "text" (``delta``: a piece of the model's reply as it arrives)
+#: and "text_discarded" (the pieces of this model call so far are void: a retry follows).
 EventHandler = Callable[[str, dict[str, Any]], None]
 
 LIMIT_MESSAGE = (
@@ -186,10 +188,13 @@ class ReActLoop:
         on_event: EventHandler | None = None,
         cancel: threading.Event | None = None,
         tool_extra: dict[str, Any] | None = None,
+        stream: bool = False,
     ) -> TurnResult:
         """Answer ``message`` in a session of ``profile`` (found or created; see sessions).
 
-        ``tool_extra`` goes to the tools' context (see :meth:`context_for`).
+        ``tool_extra`` goes to the tools' context (see :meth:`context_for`). ``stream`` asks
+        for the model's text as it arrives, as "text" events (providers that cannot stream
+        just give none); the result is the same.
         """
         client = self.client_for(profile)  # configuration problems fail before the session
         sessions = self.runtime.sessions
@@ -208,6 +213,7 @@ class ReActLoop:
                 on_event,
                 cancel,
                 tool_extra,
+                stream,
             )
 
     def _turn(
@@ -221,8 +227,10 @@ class ReActLoop:
         on_event: EventHandler | None,
         cancel: threading.Event | None,
         tool_extra: dict[str, Any] | None = None,
+        stream: bool = False,
     ) -> TurnResult:
         emit = on_event or (lambda kind, data: None)
+        streaming = stream and on_event is not None
         history = record.messages
         first_new = len(history)  # what this turn adds (merged if another process saves too)
         history.append({"role": "user", "content": message})
@@ -248,6 +256,7 @@ class ReActLoop:
                 prompt = self.prompt_builder.build(profile, history, tools, system=system)
                 system = prompt.messages[0]["content"]
                 emit("thinking", {"iteration": result.iterations})
+                n = result.iterations
                 response = client.complete(
                     prompt.messages,
                     prompt.tools or None,
@@ -255,6 +264,12 @@ class ReActLoop:
                     temperature=getattr(spec, "temperature", None),
                     session_id=record.session_id,
                     agent=profile.name,
+                    on_text=(lambda piece, n=n: emit("text", {"delta": piece, "iteration": n}))
+                    if streaming
+                    else None,
+                    on_discard=(lambda n=n: emit("text_discarded", {"iteration": n}))
+                    if streaming
+                    else None,
                 )
                 result.usage.add(response.usage)
                 history.append(response.assistant_message())

@@ -137,6 +137,9 @@ class Provider(Protocol):
     name: str
     model: str
     max_retries: int
+    # Optional, so not a protocol member: ``streams = True`` says that ``complete`` accepts
+    # ``on_text``, a callable given each piece of the reply's text as it arrives (streaming);
+    # ProviderClient passes it only to providers that say so.
 
     def complete(
         self,
@@ -210,6 +213,31 @@ def get_provider(runtime: Runtime, name: str | None, *, where: str = "") -> Prov
     return runtime.providers.get(name)
 
 
+class _Stream:
+    """The text callbacks of one ``ProviderClient.complete``; remembers whether text was given."""
+
+    def __init__(
+        self, on_text: Callable[[str], None] | None, on_discard: Callable[[], None] | None
+    ):
+        self.on_text, self.on_discard = on_text, on_discard
+        self.given = False
+
+    @property
+    def wanted(self) -> bool:
+        return self.on_text is not None
+
+    def text(self, piece: str) -> None:
+        if piece and self.on_text is not None:
+            self.given = True
+            self.on_text(piece)
+
+    def discard(self) -> None:
+        if self.given:
+            self.given = False
+            if self.on_discard is not None:
+                self.on_discard()
+
+
 class ProviderClient:
     """Calls a provider with OryxOS's retry policy, audit rows and hook; one per agent turn/loop.
 
@@ -246,11 +274,20 @@ class ProviderClient:
         temperature: float | None = None,
         session_id: str | None = None,
         agent: str | None = None,
+        on_text: Callable[[str], None] | None = None,
+        on_discard: Callable[[], None] | None = None,
     ) -> ProviderResponse:
-        """One model reply, retried as the policy says; the fallback provider if all fail."""
+        """One model reply, retried as the policy says; the fallback provider if all fail.
+
+        ``on_text`` receives the reply's text piece by piece as it arrives, when the provider
+        streams (``streams = True``); otherwise it is not called and the reply comes whole.
+        When an attempt fails after some text was given and another attempt follows,
+        ``on_discard`` is called first: that text is void.
+        """
+        stream = _Stream(on_text, on_discard)
         try:
             return self._with_retries(
-                self.provider, messages, tools, model, temperature, session_id, agent
+                self.provider, messages, tools, model, temperature, session_id, agent, stream
             )
         except ProviderError as err:
             if self.fallback is None:
@@ -258,8 +295,9 @@ class ProviderClient:
             log.warning(
                 "provider %s failed (%s); trying %s", self.provider.name, err, self.fallback.name
             )
+            stream.discard()
             return self._with_retries(
-                self.fallback, messages, tools, None, temperature, session_id, agent
+                self.fallback, messages, tools, None, temperature, session_id, agent, stream
             )
 
     def _with_retries(
@@ -271,6 +309,7 @@ class ProviderClient:
         temperature: float | None,
         session_id: str | None,
         agent: str | None,
+        stream: _Stream | None = None,
     ) -> ProviderResponse:
         policy = RetryPolicy(
             max_retries=int(getattr(provider, "max_retries", 2)),
@@ -288,6 +327,8 @@ class ProviderClient:
                 kwargs: dict[str, Any] = {"model": model, "temperature": temperature}
                 if api_key is not None:
                     kwargs["api_key"] = api_key
+                if stream is not None and stream.wanted and getattr(provider, "streams", False):
+                    kwargs["on_text"] = stream.text
                 response = provider.complete(messages, tools, **kwargs)
             except Exception as exc:
                 err = _as_provider_error(exc, provider.name)
@@ -301,6 +342,8 @@ class ProviderClient:
                             provider=provider.name,
                         ) from exc
                     raise err from exc
+                if stream is not None:
+                    stream.discard()  # the next attempt starts the reply again
                 delay = policy.delay(attempt, err)
                 log.info(
                     "provider %s attempt %d failed (%s); retrying in %.2fs",

@@ -167,3 +167,24 @@ def test_ask_user_is_not_offered_outside_an_interactive_chat(
         "tools" not in oryxos_model_server.requests[0]
         or not oryxos_model_server.requests[0]["tools"]
     )
+
+
+def test_interactive_chat_streams_the_reply_and_prints_it_once(
+    chat_workspace, oryxos_cli, oryxos_model_server
+):
+    oryxos_model_server.script(
+        Reply(content="Let me look.", tool_calls=[("hello", '{"name": "Cy"}')]),
+        Reply.answer("Hi Cy, nice to meet you!"),
+    )
+    result = oryxos_cli.invoke(["chat", "-p", "greeter"], input="greet Cy\n/exit\n")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert oryxos_model_server.requests[0]["stream"] is True  # interactive chat streams
+    # The text before the tool call ends its line; the answer is printed once, as it came.
+    assert 'greeter> Let me look.\n  → hello {"name": "Cy"}' in out
+    assert out.count("Hi Cy, nice to meet you!") == 1
+    assert "greeter> Hi Cy, nice to meet you!\n" in out
+    # One-shot chat (for scripts) does not stream.
+    oryxos_model_server.script(Reply.answer("plain"))
+    assert oryxos_cli.invoke(["chat", "-p", "greeter", "-m", "x"]).output.strip() == "plain"
+    assert "stream" not in oryxos_model_server.requests[-1]

@@ -498,3 +498,29 @@ def test_turns_of_two_processes_on_one_session_are_both_kept(make_loop, oryxos_m
     third = first.run_turn(slow_profile, "after", session_id="shared")
     assert third.answer == "done: after"
     assert len(second.runtime.sessions.get("shared").messages) == 8
+
+
+def test_a_streamed_turn_gives_text_events_and_the_same_result(make_loop, oryxos_model_server):
+    loop = make_loop()
+    profile = agent(loop)
+    oryxos_model_server.script(
+        Reply.tool("echo", {"text": "hi"}), Reply.answer("The echo said echo:hi.")
+    )
+    events: list[tuple[str, dict]] = []
+    result = loop.run_turn(
+        profile, "go", session_id="st", on_event=lambda k, d: events.append((k, d)), stream=True
+    )
+    assert result.success and result.answer == "The echo said echo:hi."
+    texts = [d for k, d in events if k == "text"]
+    assert "".join(d["delta"] for d in texts) == result.answer and len(texts) == 4
+    assert {d["iteration"] for d in texts} == {2}  # the first reply was a tool call, no text
+    kinds = [k for k, _ in events if k != "text"]
+    assert kinds == ["thinking", "tool_call", "tool_result", "thinking"]
+    rows = llm_rows(loop.runtime, session_id="st")
+    assert len(rows) == 2 and all(r.success and r.total_tokens > 0 for r in rows)
+    # Without stream=True (the API, one-shot chat) the same turn asks for no stream.
+    oryxos_model_server.script(Reply.answer("whole"))
+    assert loop.run_turn(profile, "again", session_id="st", on_event=lambda k, d: None).answer == (
+        "whole"
+    )
+    assert "stream" not in oryxos_model_server.requests[-1]

@@ -138,3 +138,76 @@ def test_litellm_callbacks_still_see_every_call_when_configured(oryxos_model_ser
     )
     assert len(submitted) == 1
     assert seen.wait(10), "the configured litellm callback was not called"
+
+
+def test_a_streamed_reply_arrives_in_pieces_and_whole(oryxos_model_server):
+    oryxos_model_server.script(
+        Reply(content="Checking the time now.", tool_calls=[("current_time", '{"tz": "UTC"}')])
+    )
+    pieces: list[str] = []
+    response = _provider(oryxos_model_server.url).complete(
+        [{"role": "user", "content": "x"}], None, on_text=pieces.append
+    )
+    assert len(pieces) == 4 and "".join(pieces) == "Checking the time now."
+    assert response.content == "Checking the time now."
+    assert [(c.name, c.arguments) for c in response.tool_calls] == [
+        ("current_time", '{"tz": "UTC"}')
+    ]
+    assert response.usage.total_tokens > 0  # asked for with stream_options.include_usage
+    body = oryxos_model_server.requests[-1]
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+
+
+def test_text_of_a_failed_attempt_is_discarded_before_the_retry(oryxos_workspace):
+    from oryxos.providers import ProviderClient, ProviderResponse
+    from oryxos.runtime import Runtime
+
+    class HalfThenWhole:
+        """Streams half a reply then breaks (retryable); the second attempt is whole."""
+
+        name, model, max_retries, retry_backoff, streams = "half", "m", 2, 0.0, True
+        attempts = 0
+
+        def complete(self, messages, tools, *, on_text=None, **kwargs):
+            if on_text is None:
+                return ProviderResponse(content="not streamed", tool_calls=[])
+            self.attempts += 1
+            on_text("Hel")
+            if self.attempts == 1:
+                raise ProviderError("connection reset", retryable=True)
+            on_text("lo")
+            return ProviderResponse(content="Hello", tool_calls=[])
+
+    runtime = Runtime.load(oryxos_workspace)
+    events: list[str] = []
+    try:
+        client = ProviderClient(runtime, HalfThenWhole(), sleep=lambda s: None)
+        response = client.complete(
+            [{"role": "user", "content": "x"}],
+            None,
+            on_text=events.append,
+            on_discard=lambda: events.append("<discard>"),
+        )
+        plain = ProviderClient(runtime, HalfThenWhole(), sleep=lambda s: None)
+        unasked = plain.complete([{"role": "user", "content": "x"}], None)
+        assert unasked.content == "not streamed"  # no on_text given: the provider gets none
+    finally:
+        runtime.close()
+    assert response.content == "Hello"
+    assert events == ["Hel", "<discard>", "Hel", "lo"]
+
+
+@pytest.mark.parametrize(
+    ("model", "asked"),
+    [
+        ("openai/gpt-4o-mini", True),
+        ("deepseek/deepseek-chat", True),
+        ("ollama_chat/qwen2.5", False),
+    ],
+)
+def test_token_usage_is_asked_for_in_a_stream_only_where_litellm_sends_it(model, asked):
+    # litellm refuses stream_options for providers that do not take it (Ollama): such a request
+    # would fail, so usage is then counted by litellm's chunk builder instead.
+    from oryxos_litellm.provider import _usage_in_stream, load_litellm
+
+    assert _usage_in_stream(load_litellm(), model) is asked

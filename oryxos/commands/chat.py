@@ -231,9 +231,32 @@ class Conversation:
         spinner = Spinner()
         cancel = threading.Event()
         outcome: dict[str, Any] = {}
+        # The reply is printed as it streams in: "open" while its line is not finished,
+        # "shown" is the model call (iteration) whose text was printed last.
+        reply: dict[str, Any] = {"open": False, "shown": None}
+
+        def end_line() -> None:
+            if reply["open"]:
+                click.echo("")
+                reply["open"] = False
 
         def on_event(kind: str, data: dict[str, Any]) -> None:
-            if kind == "tool_call":
+            if kind == "text":
+                if not reply["open"]:
+                    spinner.stop()
+                    click.echo(f"{self.profile.name}> ", nl=False)
+                    reply["open"] = True
+                click.echo(data["delta"], nl=False)
+                reply["shown"] = data["iteration"]
+            elif kind == "text_discarded":
+                end_line()
+                reply["shown"] = None
+                click.echo("  (the reply broke off; asking the model again)")
+                spinner.start()
+            elif kind == "tool_call":
+                if reply["open"]:
+                    end_line()
+                    spinner.start()
                 arguments = data["arguments"]
                 text = arguments if isinstance(arguments, str) else json.dumps(arguments)
                 spinner.say(f"  → {data['name']} {_short(text)}")
@@ -264,6 +287,7 @@ class Conversation:
                     on_event=on_event,
                     cancel=cancel,
                     tool_extra={ASK_USER_KEY: ask},
+                    stream=True,
                 )
             except Exception as err:  # shown to the person; the loop logged the details
                 outcome["error"] = err
@@ -278,15 +302,21 @@ class Conversation:
         except KeyboardInterrupt:
             cancel.set()
             spinner.stop()
+            end_line()
             click.echo("(cancelled; the session keeps what was done so far)")
             return
         spinner.stop()
+        end_line()
         if "error" in outcome:
             click.echo(f"error: {outcome['error']}", err=True)
             return
-        self._show(outcome["result"])
+        result = outcome["result"]
+        self._show(result, streamed=result.success and reply["shown"] == result.iterations)
 
-    def _show(self, result: TurnResult) -> None:
+    def _show(self, result: TurnResult, *, streamed: bool = False) -> None:
+        """The answer (unless it was already printed as it streamed in), or the error."""
+        if streamed:
+            return
         if result.success or result.limit_reached:
             click.echo(f"{self.profile.name}> {result.answer}")
         else:

@@ -216,7 +216,8 @@ class ScriptedModelServer:
         }
 
     def stream_chunks(self, body: dict[str, Any], reply: Reply) -> list[dict[str, Any]]:
-        """The same answer as ``chat.completion.chunk`` objects (for ``"stream": true``)."""
+        """The same answer as ``chat.completion.chunk`` objects (for ``"stream": true``): the
+        text one word per chunk, each tool call in one chunk, then usage if it was asked for."""
         full = self.completion(body, reply)
         base = {k: full[k] for k in ("id", "created", "model")}
         base["object"] = "chat.completion.chunk"
@@ -226,8 +227,9 @@ class ScriptedModelServer:
             return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
         chunks = [chunk({"role": "assistant", "content": ""})]
-        if message["content"]:
-            chunks.append(chunk({"content": message["content"]}))
+        # One piece per word (with the spaces before it), as a model sends tokens.
+        for piece in re.findall(r"\s*\S+\s*$|\s*\S+", message["content"] or ""):
+            chunks.append(chunk({"content": piece}))
         for index, call in enumerate(message.get("tool_calls", [])):
             chunks.append(chunk({"tool_calls": [{"index": index, **call}]}))
         chunks.append(chunk({}, full["choices"][0]["finish_reason"]))

@@ -7,6 +7,7 @@ and ``oryxos`` at its top; litellm is imported by :func:`load_litellm` on first 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -120,6 +121,9 @@ def _preload_quietly() -> None:
 class LiteLLMProvider:
     """One ``providers:`` entry: model string, base URL, key reference, timeout, extra params."""
 
+    #: ``complete(on_text=...)`` streams the reply (see :class:`oryxos.providers.Provider`).
+    streams = True
+
     def __init__(self, name: str, config: ProviderConfig):
         self.name = name
         self.config = config
@@ -150,6 +154,7 @@ class LiteLLMProvider:
         temperature: float | None = None,
         timeout: float | None = None,
         api_key: str | None = None,
+        on_text: Callable[[str], None] | None = None,
         **params: Any,
     ) -> ProviderResponse:
         litellm = load_litellm()
@@ -172,10 +177,47 @@ class LiteLLMProvider:
             kwargs["temperature"] = temperature
         try:
             with success_logging_skipped(litellm):
-                response = litellm.completion(**kwargs)
+                if on_text is None:
+                    response = litellm.completion(**kwargs)
+                else:
+                    response = _streamed(litellm, kwargs, on_text)
         except Exception as exc:
             raise provider_error(exc, self.name, self.api_base) from exc
         return to_response(response, kwargs["model"])
+
+
+@functools.lru_cache(maxsize=64)
+def _usage_in_stream(litellm: Any, model: str) -> bool:
+    """Whether litellm sends ``stream_options`` to this model's provider (else it would refuse)."""
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(model)
+        supported = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider)
+    except Exception:  # an unknown provider: do not risk a refused request
+        return False
+    return "stream_options" in (supported or [])
+
+
+def _streamed(litellm: Any, kwargs: dict[str, Any], on_text: Callable[[str], None]) -> Any:
+    """Stream the reply: each text piece to ``on_text``; the whole reply rebuilt at the end.
+
+    ``stream_options.include_usage`` asks the server for the token counts (the audit row
+    needs them) where litellm knows the provider takes it (Ollama does not: litellm then
+    counts the tokens itself); ``stream_chunk_builder`` assembles content, tool calls and usage.
+    """
+    kwargs = {**kwargs, "stream": True}
+    if _usage_in_stream(litellm, kwargs["model"]):
+        kwargs["stream_options"] = {"include_usage": True}
+    chunks = []
+    for chunk in litellm.completion(**kwargs):
+        chunks.append(chunk)
+        choices = getattr(chunk, "choices", None) or []
+        piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
+        if piece:
+            on_text(piece)
+    response = litellm.stream_chunk_builder(chunks, messages=kwargs["messages"])
+    if response is None:
+        raise ValueError("the provider streamed no reply")
+    return response
 
 
 def to_response(response: Any, model: str) -> ProviderResponse:
