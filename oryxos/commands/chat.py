@@ -1,6 +1,7 @@
 """``oryxos chat``: talk to an agent in the terminal, or send one message from a script.
 
-Interactive mode shows a spinner while the model thinks and each tool call as it happens;
+Interactive mode shows a spinner while the model thinks, prints the reply as it streams in and
+each tool call as it happens;
 Ctrl-C cancels the running turn (not the program), Ctrl-D or /exit leaves; readline keeps the
 input history in ``.oryxos/chat_history``. litellm (≈ 3 s to import) is imported in a background
 thread as soon as the session opens, so the first prompt never waits for it.
