@@ -256,7 +256,9 @@ class ReActLoop:
                 prompt = self.prompt_builder.build(profile, history, tools, system=system)
                 system = prompt.messages[0]["content"]
                 emit("thinking", {"iteration": result.iterations})
-                n = result.iterations
+                on_text, on_discard = (
+                    _text_callbacks(emit, result.iterations) if streaming else (None, None)
+                )
                 response = client.complete(
                     prompt.messages,
                     prompt.tools or None,
@@ -264,12 +266,8 @@ class ReActLoop:
                     temperature=getattr(spec, "temperature", None),
                     session_id=record.session_id,
                     agent=profile.name,
-                    on_text=(lambda piece, n=n: emit("text", {"delta": piece, "iteration": n}))
-                    if streaming
-                    else None,
-                    on_discard=(lambda n=n: emit("text_discarded", {"iteration": n}))
-                    if streaming
-                    else None,
+                    on_text=on_text,
+                    on_discard=on_discard,
                 )
                 result.usage.add(response.usage)
                 history.append(response.assistant_message())
@@ -376,6 +374,20 @@ def _answer_open_tool_calls(history: list[dict[str, Any]]) -> None:
                 if call["id"] not in answered:
                     history.append(_tool_message(call["id"], ToolResult.fail("cancelled")))
             return
+
+
+def _text_callbacks(
+    emit: EventHandler, iteration: int
+) -> tuple[Callable[[str], None], Callable[[], None]]:
+    """``on_text`` and ``on_discard`` of one model call, as "text" / "text_discarded" events."""
+
+    def on_text(piece: str) -> None:
+        emit("text", {"delta": piece, "iteration": iteration})
+
+    def on_discard() -> None:
+        emit("text_discarded", {"iteration": iteration})
+
+    return on_text, on_discard
 
 
 def _check_cancel(cancel: threading.Event | None) -> None:
