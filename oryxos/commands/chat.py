@@ -242,6 +242,8 @@ class Conversation:
                 reply["open"] = False
 
         def on_event(kind: str, data: dict[str, Any]) -> None:
+            if cancel.is_set():
+                return  # the reply of a cancelled turn may still stream in: not shown
             if kind == "text":
                 if not reply["open"]:
                     spinner.stop()
