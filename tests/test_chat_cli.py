@@ -188,3 +188,60 @@ def test_interactive_chat_streams_the_reply_and_prints_it_once(
     oryxos_model_server.script(Reply.answer("plain"))
     assert oryxos_cli.invoke(["chat", "-p", "greeter", "-m", "x"]).output.strip() == "plain"
     assert "stream" not in oryxos_model_server.requests[-1]
+
+
+@pytest.mark.slow
+def test_in_a_terminal_ctrl_c_cancels_the_turn_and_replies_stream(
+    chat_workspace, oryxos_model_server
+):
+    """A real pseudo-terminal: the spinner is on, Ctrl-C is the terminal's SIGINT."""
+    import pty
+    import select
+    import signal
+    import time
+
+    oryxos_model_server.script(
+        Reply.answer("too late").after(3), Reply.answer("Hi again, this time streamed.")
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORYXOS_")}
+    argv = [sys.executable, "-m", "oryxos.cli", "-w", str(chat_workspace.path), "chat"]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the chat, in the terminal
+        os.execvpe(sys.executable, [*argv, "-p", "greeter"], env)
+    seen = b""
+
+    def read_until(marker: bytes, timeout: float = 30) -> bytes:
+        nonlocal seen
+        start = len(seen)
+        deadline = time.monotonic() + timeout
+        while marker not in seen[start:]:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise AssertionError(f"no {marker!r} in {seen[start:]!r}")
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:  # the child closed the terminal
+                raise AssertionError(f"no {marker!r} in {seen[start:]!r}") from None
+        return seen[start:]
+
+    try:
+        read_until(b"you> ")
+        os.write(fd, b"hello\r")
+        read_until(b"thinking")  # the spinner runs while the model is slow
+        os.write(fd, b"\x03")  # Ctrl-C
+        cancelled = read_until(b"you> ")
+        assert b"(cancelled; the session keeps what was done so far)" in cancelled
+        os.write(fd, b"hi\r")
+        answer = read_until(b"you> ")
+        assert b"greeter> Hi again, this time streamed." in answer
+        assert b"too late" not in seen  # the cancelled turn's late reply is never shown
+        os.write(fd, b"/exit\r")
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(fd)
