@@ -5,14 +5,14 @@ Run by hand after ``bash .ci/setup-mcp.sh``: ``python bench/mcp_call.py [--calls
 Every side talks to the same server program (one process each) over stdio:
 
 - raw: ``async with Client(StdioServerParameters(...), mode="legacy")`` and
-  ``await client.call_tool(...)`` in a loop, inside ``anyio.run`` (the SDK's own way, defaults);
+  ``await client.call_tool(...)`` in a loop on an asyncio event loop (the SDK's own way, defaults);
 - raw-alike: the same with ``cache=None``, as OryxOS configures its connections (the SDK's
   response cache wraps every incoming message in an eviction handler, which costs ≈ 0.05 ms a
   call; OryxOS lists tools once and needs no cache) — the like-for-like baseline;
 - proxy: the catalog's proxy tool, ``tool.execute(args, ctx)`` called synchronously (what the
-  executor does), which crosses to OryxOS's event-loop thread and back;
-- hop: an empty coroutine sent through that loop thread and back — the fixed cost of the
-  sync-to-async bridge, two thread wake-ups.
+  executor does), which runs the call on OryxOS's shared event loop, driven by this thread;
+- hop: an empty coroutine run on that shared loop — the fixed cost of the sync-to-async
+  bridge.
 
 Prints the median and p90 per call and the ratio proxy/raw (target ≤ 1.3), and proxy/raw-alike.
 Results go to docs/benchmarks.md.
@@ -46,12 +46,13 @@ SERVERS = {
 def measure(argv: list[str], tool: str, args: dict, calls: int, warmup: int, rounds: int):
     """Per-call times of each side, batches alternated ``rounds`` times; one server process each.
 
-    Everything runs inside one ``anyio.run``: a raw batch awaits an SDK client on this loop;
-    a proxy batch calls the synchronous proxy tool from here (this loop idles meanwhile, the
-    proxy's own loop thread does the I/O); a hop batch sends an empty coroutine through that
-    same loop thread and back. Alternating spreads the machine's noise evenly.
+    The raw clients live on an asyncio loop of this (main) thread; a raw batch runs on it and
+    times each ``await``. The proxy and hop batches are plain synchronous calls from the same
+    thread, as the executor makes them (OryxOS's shared loop is then driven by this thread).
+    Alternating spreads the machine's noise evenly.
     """
-    import anyio
+    import asyncio
+
     from mcp import Client, StdioServerParameters
 
     sys.path.insert(0, str(REPO / "plugins"))
@@ -68,46 +69,64 @@ def measure(argv: list[str], tool: str, args: dict, calls: int, warmup: int, rou
     manager.register(catalog)
     ctx = catalog.context()
     proxy_tool = catalog.build(tool, ctx)
-    loop_thread = proxy_tool.server.loop
+    shared_loop = proxy_tool.server.loop
 
     async def nothing() -> None:
         return None
 
-    async def main() -> dict[str, list[float]]:
-        times: dict[str, list[float]] = {side: [] for side in SIDES}
+    raw_loop = asyncio.new_event_loop()
+    clients: dict[str, object] = {}
+    ready, stop = raw_loop.create_future(), asyncio.Event()
+
+    async def hold_clients() -> None:
         params = StdioServerParameters(command=argv[0], args=argv[1:])
-        async with (
-            Client(params, read_timeout_seconds=30, mode="legacy") as default,
-            Client(params, read_timeout_seconds=30, mode="legacy", cache=None) as alike,
-        ):
+        default = Client(params, read_timeout_seconds=30, mode="legacy")
+        alike = Client(params, read_timeout_seconds=30, mode="legacy", cache=None)
+        async with default as clients["raw"], alike as clients["raw-alike"]:
+            ready.set_result(None)
+            await stop.wait()
 
-            async def raw_default() -> None:
-                assert not (await default.call_tool(tool, args)).is_error
+    holder = raw_loop.create_task(hold_clients())
+    raw_loop.run_until_complete(ready)
 
-            async def raw_alike() -> None:
-                assert not (await alike.call_tool(tool, args)).is_error
-
-            async def proxy() -> None:
-                outcome = proxy_tool.execute(args, ctx)
-                assert outcome.success, outcome
-
-            async def hop() -> None:
-                loop_thread.submit_call(nothing).result()
-
-            sides = {"raw": raw_default, "raw-alike": raw_alike, "proxy": proxy, "hop": hop}
-            for round_ in range(rounds):
-                for side, call in sides.items():
-                    for i in range(warmup + calls):
-                        began = time.perf_counter()
-                        await call()
-                        elapsed = time.perf_counter() - began
-                        if i >= warmup or round_:
-                            times[side].append(elapsed)
+    async def raw_batch(client, n: int) -> list[float]:
+        times = []
+        for _ in range(n):
+            began = time.perf_counter()
+            assert not (await client.call_tool(tool, args)).is_error
+            times.append(time.perf_counter() - began)
         return times
 
+    def proxy() -> None:
+        outcome = proxy_tool.execute(args, ctx)
+        assert outcome.success, outcome
+
+    def hop() -> None:
+        shared_loop.run(nothing, timeout=5)
+
+    def sync_batch(call, n: int) -> list[float]:
+        times = []
+        for _ in range(n):
+            began = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - began)
+        return times
+
+    times: dict[str, list[float]] = {side: [] for side in SIDES}
     try:
-        return anyio.run(main)
+        for round_ in range(rounds):
+            for side in SIDES:
+                n = calls + (0 if round_ else warmup)
+                if side in clients:
+                    batch = raw_loop.run_until_complete(raw_batch(clients[side], n))
+                else:
+                    batch = sync_batch(proxy if side == "proxy" else hop, n)
+                times[side] += batch[len(batch) - calls :]
+        return times
     finally:
+        stop.set()
+        raw_loop.run_until_complete(holder)
+        raw_loop.close()
         manager.close()
 
 

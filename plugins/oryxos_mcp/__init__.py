@@ -1,6 +1,6 @@
 """The MCP client plugin: servers from ``.oryxos/mcp_servers.yaml``, their tools in the catalog.
 
-Each stdio server is started as a subprocess (the mcp SDK, on one event-loop thread); every
+Each stdio server is started as a subprocess (the mcp SDK, on one shared event loop); every
 tool it lists becomes a catalog tool with its declared name, in the group ``mcp:<server>``.
 An agent gets a server's tools by listing the server under ``mcp_servers:`` in its AGENT.md
 (``Profile.wanted_tools()`` adds ``@mcp:<server>``), or by naming single tools under ``tools:``.

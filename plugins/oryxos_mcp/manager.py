@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oryxos.errors import NotFoundError, StartupError
-from oryxos_mcp.bridge import LoopThread
+from oryxos_mcp.bridge import SharedLoop
 from oryxos_mcp.config import ServersConfig, load_servers
 from oryxos_mcp.server import START_GRACE_SECONDS, McpServer, ServerUnavailable, Settings
 
@@ -43,7 +43,7 @@ class McpManager:
         self.file = servers.file
         self.config = servers
         self.settings = settings
-        self.loop = LoopThread()
+        self.loop = SharedLoop()
         self.servers = {
             spec.name: McpServer(spec, self.loop, settings, cwd) for spec in servers.servers
         }

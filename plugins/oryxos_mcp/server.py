@@ -3,11 +3,11 @@
 A :class:`McpServer` owns at most one live :class:`_Connection` (one subprocess spoken to over
 stdio by the mcp SDK's ``Client``). The connection lives in one task on the shared event loop
 (:mod:`oryxos_mcp.bridge`), because an anyio task group must be left by the task that entered
-it; calls are separate tasks that use the connected client.
+it; calls are separate tasks that use the connected client, run by the calling thread.
 
 Never hang: the handshake and ``tools/list`` run under a deadline (``start_timeout_seconds``),
-every call under three (the SDK's ``read_timeout_seconds``, ``anyio.fail_after`` on the loop,
-and a ``Future.result(timeout=...)`` on the calling thread). A server that dies or stops
+every call under two (the SDK's ``read_timeout_seconds``, and the calling thread's own wait on
+the shared loop, a little longer). A server that dies or stops
 answering is marked down, its process is stopped, and the call returns a *retryable* error; the
 next call restarts it — at once the first time, then after a growing delay (backoff) while it
 keeps failing. The server's stderr goes to the log, one record per line
@@ -16,6 +16,7 @@ keeps failing. The server's stderr goes to the log, one record per line
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import concurrent.futures
 import contextlib
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from oryxos.errors import OryxError
-from oryxos_mcp.bridge import LoopThread
+from oryxos_mcp.bridge import Job, SharedLoop
 from oryxos_mcp.config import ServerSpec
 
 log = logging.getLogger("oryxos.mcp")
@@ -137,13 +138,15 @@ class _StderrPump:
 class _Connection:
     """One subprocess and the SDK client connected to it; lives in one task on the loop."""
 
-    def __init__(self, spec: ServerSpec, env: dict[str, str], cwd: Path | None, s: Settings):
-        self.spec, self.env, self.cwd, self.settings = spec, env, cwd, s
+    def __init__(
+        self, spec: ServerSpec, env: dict[str, str], cwd: Path | None, s: Settings, loop: SharedLoop
+    ):
+        self.spec, self.env, self.cwd, self.settings, self.loop = spec, env, cwd, s, loop
         self.started: concurrent.futures.Future[list[ToolInfo]] = concurrent.futures.Future()
         self.client: Any = None
         self.pump: _StderrPump | None = None
         self.closed = False
-        self.task: concurrent.futures.Future[None] | None = None
+        self.task: Job | None = None
         self._stop_event: Any = None
 
     async def run(self) -> None:
@@ -195,27 +198,32 @@ class _Connection:
         """``tools/call``; the SDK ends it after ``timeout`` s (an MCPError REQUEST_TIMEOUT).
 
         No cancel scope of ours around it: the SDK already waits in one, and the caller's
-        outer deadline (:meth:`McpServer.call`) covers a loop that would not even get there.
+        own deadline (:meth:`McpServer.call`) covers a request that would not even get there.
         """
         client = self.client
         if client is None or self.closed:
             raise ServerUnavailable("the connection is closed")
         return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
 
-    def request_stop(self, loop: LoopThread) -> None:
-        """Ask the connection to end (stops the process); does not wait."""
-        if self.closed:
+    def request_stop(self) -> None:
+        """Ask the connection to end (stops the process); does not wait.
+
+        The loop's helper thread drives the shutdown if nobody waits for it
+        (:meth:`wait_stopped`), so the process goes at once, not with the next call.
+        """
+        if self.closed or self.task is None:
             return
         if self.started.done() and self._stop_event is not None:
-            loop.call_soon(self._stop_event.set)
-        elif self.task is not None:
-            self.task.cancel()  # still starting: cancel; the SDK's shutdown is shielded
+            self.loop.call_soon(self._stop_event.set)
+            self.loop.in_background(self.task)
+        else:
+            self.loop.cancel(self.task)  # still starting: cancel; the SDK's shutdown is shielded
 
     def wait_stopped(self, timeout: float) -> None:
         if self.task is not None:
             # Cancelled or failed: either way it is over (or abandoned after the timeout).
             with contextlib.suppress(BaseException):
-                self.task.result(timeout=timeout)
+                self.loop.wait(self.task, timeout)
 
 
 async def _list_all_tools(client: Any) -> list[ToolInfo]:
@@ -238,7 +246,7 @@ class McpServer:
     """A configured server: state, tools, and the calls that go to it."""
 
     spec: ServerSpec
-    loop: LoopThread
+    loop: SharedLoop
     settings: Settings = field(default_factory=Settings)
     cwd: Path | None = None
     state: str = "stopped"  # stopped | starting | running | down | failed
@@ -269,7 +277,7 @@ class McpServer:
             except OryxError as err:
                 self.state, self.error = "failed", str(err)
                 return None
-            conn = _Connection(self.spec, env, self.cwd, self.settings)
+            conn = _Connection(self.spec, env, self.cwd, self.settings, self.loop)
             conn.task = self.loop.submit(conn.run)
             self._conn = conn
             return conn
@@ -282,12 +290,12 @@ class McpServer:
             if conn is None:
                 raise ServerUnavailable(self.error or "not started")
             try:
-                tools = conn.started.result(timeout=max(timeout, 0.0))
-            except concurrent.futures.TimeoutError:
-                conn.request_stop(self.loop)
+                tools = self.loop.wait(conn.started, timeout)
+            except TimeoutError:
+                conn.request_stop()
                 self._failed(f"no answer within {self.settings.start_timeout_seconds:g} s at start")
             except BaseException as err:
-                conn.request_stop(self.loop)
+                conn.request_stop()
                 stderr = conn.pump.last_lines() if conn.pump is not None else ""
                 self._failed(
                     f"could not start: {describe_error(err)}"
@@ -347,7 +355,7 @@ class McpServer:
                 self._failures += 1
                 self._next_attempt = time.monotonic() + self._backoff()
                 log.warning("MCP server %r is down: %s; restarted on next use", self.name, reason)
-        conn.request_stop(self.loop)
+        conn.request_stop()
 
     def call(self, tool: str, arguments: dict[str, Any]) -> CallOutcome:
         """Call one tool; never raises, never waits longer than the call timeout (+ grace)."""
@@ -356,12 +364,14 @@ class McpServer:
         except ServerUnavailable as err:
             return CallOutcome(error=str(err), server_down=True)
         timeout = self.settings.call_timeout_seconds
-        future = self.loop.submit_call(conn.call_tool, tool, arguments, timeout)
         try:
-            result = future.result(timeout=timeout + OUTER_GRACE_SECONDS)
-        except (concurrent.futures.TimeoutError, TimeoutError):
-            future.cancel()
+            result = self.loop.run(
+                conn.call_tool, tool, arguments, timeout, timeout=timeout + OUTER_GRACE_SECONDS
+            )
+        except TimeoutError:  # the request is cancelled by run()
             return self._down(conn, f"no answer within {timeout:g} s")
+        except (asyncio.CancelledError, concurrent.futures.CancelledError):
+            return self._down(conn, "the call was cancelled")  # only the runtime stopping does
         except ServerUnavailable as err:
             return self._down(conn, str(err))
         except Exception as err:
@@ -378,6 +388,11 @@ class McpServer:
         return CallOutcome(result=result)
 
     def _down(self, conn: _Connection, reason: str) -> CallOutcome:
+        if self.closed:  # the runtime stopped the server under the call: not a server failure
+            return CallOutcome(
+                error=f"MCP server {self.name!r}: the call ended because OryxOS is stopping",
+                server_down=True,
+            )
         self._mark_down(conn, reason)
         return CallOutcome(
             error=f"MCP server {self.name!r} failed: {reason}; it is restarted on the next call",
@@ -392,7 +407,7 @@ class McpServer:
             if self.state in ("running", "starting", "down"):
                 self.state = "stopped"
         if conn is not None:
-            conn.request_stop(self.loop)
+            conn.request_stop()
         return conn
 
     def stop(self, timeout: float = STOP_WAIT_SECONDS) -> None:

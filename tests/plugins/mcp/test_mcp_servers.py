@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -273,12 +274,40 @@ def test_a_call_that_gets_no_answer_times_out_and_the_server_is_restarted(
     assert "no answer within 1 s" in result.error_message
     server = manager_for(runtime.config).servers["hang"]
     assert server.state == "down"
-    _call(runtime, "hang", {})  # restarted, then times out again
-    assert server.restarts == 1
+    # stopped at once, not with the next call: the shared loop's helper drives the shutdown
     deadline = time.monotonic() + 8
     while alive(pid_before) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive(pid_before), "the unresponsive server process was not stopped"
+    _call(runtime, "hang", {})  # restarted, then times out again
+    assert server.restarts == 1
+
+
+def test_closing_the_runtime_during_a_call_ends_the_call_with_an_error_not_an_exception(
+    write_servers, fast_timeouts, make_runtime
+):
+    fast_timeouts(call=30)
+    write_servers(f"servers:\n  - name: hang\n    command: {fake('hang-on-call')}\n")
+    runtime = make_runtime()
+    outcome: dict = {}
+
+    def call() -> None:
+        try:
+            outcome["result"] = _call(runtime, "hang", {})
+        except BaseException as err:  # the test fails on any exception
+            outcome["raised"] = err
+
+    thread = threading.Thread(target=call)
+    thread.start()
+    time.sleep(0.5)  # the call is waiting for an answer that never comes
+    began = time.monotonic()
+    runtime.close()
+    thread.join(10)
+    assert not thread.is_alive() and time.monotonic() - began < 10
+    assert "raised" not in outcome, outcome
+    result = outcome["result"]
+    assert not result.success and result.retryable
+    assert result.error_message == "MCP server 'hang': the call ended because OryxOS is stopping"
 
 
 def test_a_long_running_real_tool_past_the_timeout_does_not_hang(
@@ -291,6 +320,27 @@ def test_a_long_running_real_tool_past_the_timeout_does_not_hang(
     result = _call(runtime, "trigger-long-running-operation", {"duration": 30, "steps": 3})
     assert time.monotonic() - began < 3.5
     assert not result.success and result.retryable
+
+
+def test_a_slow_call_does_not_hold_up_calls_from_other_threads(four_servers, make_runtime):
+    """One thread waits on a 2 s tool while another calls two servers: no call waits for it."""
+    runtime = make_runtime()
+    slow: dict = {}
+
+    def long_call() -> None:
+        slow["result"] = _call(
+            runtime, "trigger-long-running-operation", {"duration": 2, "steps": 2}
+        )
+
+    thread = threading.Thread(target=long_call)
+    thread.start()
+    time.sleep(0.3)  # the long call is under way
+    for i in range(10):
+        assert _call(runtime, "echo", {"message": f"m{i}"}).content == f"Echo: m{i}"
+        assert _call(runtime, "get_current_time", {"timezone": "UTC"}).success
+    assert "result" not in slow, "the quick calls waited for the slow one"
+    thread.join(15)
+    assert slow["result"].success, slow["result"]
 
 
 def test_servers_start_in_parallel(write_servers, fast_timeouts, make_runtime):
