@@ -66,6 +66,8 @@ class Endpoint:
     status: int = 200
     errors: tuple[int, ...] = ()
     public: bool = False  # no bearer token needed (health only)
+    #: The view returns an iterator of Server-Sent Events text (``text/event-stream``).
+    stream: bool = False
 
     @property
     def flask_rule(self) -> str:
@@ -95,8 +97,13 @@ class Api:
         status: int = 200,
         errors: tuple[int, ...] = (),
         public: bool = False,
+        stream: bool = False,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Declare an endpoint; the view gets path parameters, ``body=`` and ``query=``."""
+        """Declare an endpoint; the view gets path parameters, ``body=`` and ``query=``.
+
+        With ``stream=True`` the view returns an iterator of Server-Sent Events text; errors
+        raised before it returns are answered as JSON with their status, as everywhere.
+        """
 
         def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
             self.endpoints.append(
@@ -112,6 +119,7 @@ class Api:
                     status,
                     tuple(errors),
                     public,
+                    stream,
                 )
             )
             return view
@@ -180,6 +188,10 @@ def _make_view(ep: Endpoint) -> Callable[..., Any]:
         if ep.body is not None:
             kwargs["body"] = _read_body(ep.body)
         result = ep.view(**kwargs)
+        if ep.stream:
+            from oryxos_web.turns import event_stream_response
+
+            return event_stream_response(result)
         if ep.status == 204 or result is None:
             return Response(status=204)
         if isinstance(result, BaseModel):

@@ -174,7 +174,8 @@ def _install_access_log(app: Any) -> None:
                 "status": response.status_code,
                 "duration_ms": round(duration, 2),
                 "remote": request.remote_addr,
-                "bytes": response.calculate_content_length(),
+                # a streamed body is not known yet (and computing it would consume the stream)
+                "bytes": None if response.is_streamed else response.calculate_content_length(),
             },
         )
         return response

@@ -215,6 +215,42 @@ def console_blueprint(runtime: Any, token: str | None) -> Any:
             agent=record.profile_name if record else request.args.get("agent", "default"),
         )
 
+    @bp.route("/chat/stream", methods=["POST"])
+    def chat_stream() -> Any:
+        """The chat form's turn as Server-Sent Events, for console.js (the form works without).
+
+        First a ``session`` event (``session_id``, ``url``: the conversation's page), then the
+        API's events (``POST /sessions/{id}/messages/stream``). What is refused before the turn
+        starts is flashed, and the answer is JSON ``{"redirect": url}`` for the page to go to.
+        """
+        from flask import jsonify
+
+        from oryxos_web.turns import event_stream_response, sse
+
+        agent_name = request.form.get("agent", "default")
+        session_id = request.form.get("session_id") or None
+        message = request.form.get("message", "").strip()
+        values = {"session": session_id} if session_id else {"agent": agent_name}
+        try:
+            if not message:
+                raise ApiError(422, "validation_failed", "type a message first")
+            if session_id is None:
+                record = services.create_session(runtime, agent_name, "console", "console")
+                session_id = record.session_id
+                values = {"session": session_id}
+            events = services.stream_message(runtime, session_id, message)
+        except (OryxError, ApiError) as err:
+            api_err = from_oryx_error(err) if isinstance(err, OryxError) else err
+            flash(api_err.message, "error")
+            return jsonify(redirect=url_for("console.chat", **values)), api_err.status
+        url = url_for("console.chat", session=session_id)
+
+        def stream() -> Any:
+            yield sse("session", {"session_id": session_id, "url": url})
+            yield from events
+
+        return event_stream_response(stream())
+
     @bp.route("/tools")
     def tools() -> Any:
         items, _ = services.list_tools(runtime)

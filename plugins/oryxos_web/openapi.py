@@ -67,6 +67,11 @@ def _operation(ep: Endpoint, auth: bool, defs: dict[str, Any]) -> dict[str, Any]
     responses: dict[str, Any] = {}
     if ep.status == 204:
         responses["204"] = {"description": "Done (no content)"}
+    elif ep.stream:
+        responses[str(ep.status)] = {
+            "description": ep.summary + " — Server-Sent Events (see the operation's description)",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
     else:
         schema = _ref(ep.response) if ep.response else {"type": "object"}
         responses[str(ep.status)] = {

@@ -210,6 +210,36 @@ def _sessions(api: Api, runtime: Any) -> None:
         """Runs the ReAct loop: the answer, the tool calls made and the token usage."""
         return m.TurnOut(**services.send_message(runtime, session_id, body.message))
 
+    @api.route(
+        "POST",
+        "/sessions/{session_id}/messages/stream",
+        summary="Send a message, streamed",
+        tag="sessions",
+        body=m.MessageIn,
+        errors=(404, 409, 503),
+        stream=True,
+    )
+    def stream_message(session_id: str, body: m.MessageIn) -> Any:
+        """The same turn as `POST /sessions/{session_id}/messages`, reported as it runs, as
+        Server-Sent Events (`text/event-stream`). Each event is `event: <name>` and one `data:`
+        line of JSON:
+
+        - `thinking` `{"iteration"}` — a model call begins;
+        - `text` `{"delta", "iteration"}` — a piece of the model's reply as it arrives;
+        - `text_discarded` `{"iteration"}` — the text of this model call so far is void (a retry
+          follows);
+        - `tool_call` `{"name", "arguments"}` and `tool_result` `{"name", "success", "result",
+          "error_message"}`;
+        - last, exactly one of `done` (the body the non-streaming request answers) or `error`
+          (`{"status", "error": {"code", "message", "details"}}`, e.g. status 502 when the
+          provider failed).
+
+        Lines starting with `:` are keep-alive comments. An unknown or archived session and an
+        unconfigured provider are refused before the stream starts (404, 409, 503 as JSON). A
+        client that disconnects cancels the turn at its next step; what it did is kept.
+        """
+        return services.stream_message(runtime, session_id, body.message)
+
 
 def _agents(api: Api, runtime: Any) -> None:
     @api.route(

@@ -44,7 +44,9 @@ class InFlight:
         with self._lock:
             self.count += 1
         try:
-            # Flask builds the whole body before returning: the request is done here.
+            # Flask builds a whole body before returning: such a request is done here. A
+            # streamed body (Server-Sent Events) is still being written after this returns;
+            # waitress's own state covers it when stopping (``_pending_output``).
             return self.app(environ, start_response)
         finally:
             with self._lock:

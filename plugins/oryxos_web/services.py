@@ -6,6 +6,7 @@ both call these, so a page and its endpoint cannot behave differently.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from oryxos.errors import ConflictError, NotFoundError, UsageError
@@ -157,6 +158,20 @@ def send_message(runtime: Any, session_id: str, message: str) -> dict[str, Any]:
     if record.status != "active":
         raise ConflictError(f"session {session_id!r} is {record.status}; create a new session")
     return run_session_turn(runtime, record, message)
+
+
+def stream_message(runtime: Any, session_id: str, message: str) -> Iterator[str]:
+    """:func:`send_message` as Server-Sent Events (see ``turns.stream_session_turn``).
+
+    Everything that can be refused is refused before the stream starts, with the status a
+    non-streaming request would get: 404, 409, 503 for a provider that is not configured.
+    """
+    from oryxos_web.turns import stream_session_turn
+
+    record = get_session(runtime, session_id)
+    if record.status != "active":
+        raise ConflictError(f"session {session_id!r} is {record.status}; create a new session")
+    return stream_session_turn(runtime, record, message)
 
 
 def invoke_agent(runtime: Any, agent: str, message: str) -> dict[str, Any]:

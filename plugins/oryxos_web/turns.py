@@ -8,10 +8,17 @@ or a 504 when the provider timed out; the session keeps the user's message eithe
 
 from __future__ import annotations
 
+import json
+import logging
+import queue
+import threading
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from oryxos_web.errors import ApiError
+
+log = logging.getLogger("oryxos.web")
 
 #: Words in a provider error that mean it timed out (504 rather than 502).
 TIMEOUT_WORDS = ("timed out", "timeout")
@@ -44,10 +51,11 @@ def _result(result: Any, agent: str, session_id: str | None) -> dict[str, Any]:
 
 def _call(call: Any) -> dict[str, Any]:
     arguments = call.arguments if isinstance(call.arguments, dict) else {"raw": call.arguments}
-    outcome = call.result
+    return {"name": call.name, "arguments": arguments, **_outcome(call.result)}
+
+
+def _outcome(outcome: Any) -> dict[str, Any]:
     return {
-        "name": call.name,
-        "arguments": arguments,
         "success": bool(outcome.success),
         "result": outcome.content if outcome.success else None,
         "error_message": None if outcome.success else outcome.error_message,
@@ -67,15 +75,20 @@ def _run(loop: Any, profile: Any, message: str, **kwargs: Any) -> Any:
 
 def run_session_turn(runtime: Any, record: Any, message: str) -> dict[str, Any]:
     """One turn in a stored session (409 if it is archived, from the session manager)."""
-    loop = runtime.loop
-    profile = runtime.agents.load(record.profile_name)
+    return _session_turn(runtime, runtime.agents.load(record.profile_name), record, message)
+
+
+def _session_turn(
+    runtime: Any, profile: Any, record: Any, message: str, **extra: Any
+) -> dict[str, Any]:
     result = _run(
-        loop,
+        runtime.loop,
         profile,
         message,
         session_id=record.session_id,
         channel=record.channel,
         user=record.user_id,
+        **extra,
     )
     return _result(result, profile.name, record.session_id)
 
@@ -95,3 +108,98 @@ def run_oneshot_turn(runtime: Any, profile: Any, message: str) -> dict[str, Any]
         runtime.storage.sessions.archive(session_id)
     out = _result(result, profile.name, None)
     return out
+
+
+# Streaming (Server-Sent Events) -----------------------------------------------------------------
+
+#: Seconds of silence (a long tool call, a slow model) after which a comment line is sent, so
+#: that proxies keep the connection and a client that has gone is noticed.
+KEEPALIVE_SECONDS = 15.0
+
+
+def sse(event: str, data: Any) -> str:
+    """One Server-Sent Event: ``event: <name>`` and one ``data:`` line of JSON."""
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+
+
+def _stream_event(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A loop event as the stream sends it (a tool result as in ``tool_calls`` of a turn)."""
+    if kind == "tool_result":
+        return {"name": data["name"], **_outcome(data["result"])}
+    return data
+
+
+def event_stream_response(events: Iterator[str]) -> Any:
+    """A ``text/event-stream`` response of ``events``."""
+    from flask import Response
+
+    return Response(
+        events,
+        mimetype="text/event-stream",
+        # no caching, and no buffering by a reverse proxy (nginx honours this header)
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def check_provider(runtime: Any, profile: Any) -> None:
+    """An unknown provider or an unset key is a 503 *before* a stream starts (as without one)."""
+    from oryxos.errors import ConfigError, NotFoundError
+
+    try:
+        runtime.loop.client_for(profile)
+    except (ConfigError, NotFoundError) as err:
+        raise ApiError(503, "not_configured", str(err)) from None
+
+
+def stream_session_turn(runtime: Any, record: Any, message: str) -> Iterator[str]:
+    """One turn in a stored session, as Server-Sent Events while it runs.
+
+    Events: ``thinking``, ``text`` (``delta``: the model's reply as it arrives),
+    ``text_discarded`` (the text of a failed model attempt is void: a retry follows),
+    ``tool_call``, ``tool_result``; then exactly one of ``done`` (the body a non-streaming
+    request gets) or ``error`` (the API's error body and its ``status``: the status line went
+    long before). The turn runs on its own thread; a client that has gone is noticed when the
+    next event is sent, and the turn is then cancelled at its next step (the loop's
+    ``cancel``); what it did so far is saved and audited as usual.
+    """
+    profile = runtime.agents.load(record.profile_name)
+    check_provider(runtime, profile)
+    events: queue.Queue[tuple[str, Any]] = queue.Queue()
+    cancel = threading.Event()
+
+    def work() -> None:
+        try:
+            done = _session_turn(
+                runtime,
+                profile,
+                record,
+                message,
+                on_event=lambda kind, data: events.put((kind, _stream_event(kind, data))),
+                cancel=cancel,
+                stream=True,
+            )
+            events.put(("done", done))
+        except ApiError as err:
+            events.put(("error", {"status": err.status, **err.body()}))
+        except Exception as err:  # a bug: logged with its traceback, reported without it
+            log.exception("streamed turn in session %s failed", record.session_id)
+            bug = ApiError(500, "internal_error", f"internal error ({type(err).__name__})")
+            events.put(("error", {"status": 500, **bug.body()}))
+
+    threading.Thread(target=work, name=f"turn-{record.session_id}", daemon=True).start()
+
+    def stream() -> Iterator[str]:
+        try:
+            while True:
+                try:
+                    kind, data = events.get(timeout=KEEPALIVE_SECONDS)
+                except queue.Empty:
+                    yield ": keep-alive\n\n"
+                    continue
+                yield sse(kind, data)
+                if kind in ("done", "error"):
+                    return
+        finally:
+            cancel.set()  # the client went away (or all is sent): nothing more to do
+
+    return stream()

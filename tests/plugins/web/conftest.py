@@ -9,6 +9,7 @@ import pytest
 
 from oryxos.plugins import get_plugin_manager
 from oryxos.runtime import Runtime
+from oryxos.testing import inline_plugin, use_model_server
 
 
 class Recorder:
@@ -92,3 +93,31 @@ def assert_error(response: Any, status: int, code: str | None = None) -> dict[st
 @pytest.fixture
 def api_error() -> Callable[..., dict[str, Any]]:
     return assert_error
+
+
+def _shout(catalog):
+    def shout(text: str) -> str:
+        """Upper-case the text."""
+        return text.upper()
+
+    catalog.register(shout)
+
+
+@pytest.fixture
+def turn_app(oryxos_workspace, oryxos_model_server, make_runtime):
+    from oryxos_web import create_app
+
+    def make(**provider_settings):
+        use_model_server(
+            oryxos_workspace, oryxos_model_server, **{"max_retries": 0, **provider_settings}
+        )
+        agent = oryxos_workspace.agents_dir / "loud"
+        (agent / "skills").mkdir(parents=True, exist_ok=True)
+        (agent / "AGENT.md").write_text(
+            "---\nname: loud\ndescription: Shouts.\nprovider: {name: default}\n"
+            "tools: [shout]\n---\nShout when asked.\n"
+        )
+        runtime = make_runtime(inline_plugin("shouter", oryxos_register_tools=_shout))
+        return runtime, create_app(runtime).test_client()
+
+    return make

@@ -112,18 +112,29 @@ def test_login_notify_channel_chat_and_audit(live_server, page, recorder, oryxos
     assert runtime.storage.notify_channels.get("ops").url == "https://hooks.example.com/in"
 
     oryxos_model_server.script(
-        Reply.tool("current_time", {}), Reply.answer("It is tea time."), Reply.answer("Bye.")
+        Reply.tool("current_time", {}),
+        Reply.answer("It is tea time.").after(1.0),
+        Reply.answer("Bye."),
     )
     page.click("nav >> text=Chat")
     page.select_option("select[name=agent]", "default")
     page.fill("textarea[name=message]", "What time is it?")
     page.click("#chat-form button[type=submit]")
+    # the turn streams into the page: the tool's result shows while the model still thinks
+    page.wait_for_selector(".msg.tool")
+    assert "It is tea time." not in page.locator(".transcript").inner_text()
+    assert page.locator("#chat-form button[type=submit]").is_disabled()
     page.wait_for_selector(".msg.assistant >> text=It is tea time.")
+    page.wait_for_function("location.search.indexOf('session=') >= 0")  # the session's URL
+    assert page.locator(".msg.streaming").count() == 0
     assert page.locator(".msg.user").first.inner_text().endswith("What time is it?")
     assert "current_time" in page.locator(".toolcall").first.inner_text()
     page.fill("textarea[name=message]", "Thanks")
     page.keyboard.press("Control+Enter")
     page.wait_for_selector(".msg.assistant >> text=Bye.")
+    streamed = page.locator(".transcript").inner_text()
+    page.reload()  # the page as the server renders it shows the same conversation
+    assert page.locator(".transcript").inner_text() == streamed
     page.click("nav >> text=Audit")
     rows = page.locator("#audit tbody tr")
     assert rows.count() == 2  # the chat's current_time call and the refused shell call

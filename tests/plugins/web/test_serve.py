@@ -136,6 +136,44 @@ def test_shutdown_lets_a_request_in_flight_finish(make_runtime):
         httpx.get(url + "/api/v1/health", timeout=2)
 
 
+def test_shutdown_lets_a_stream_in_flight_finish(make_runtime):
+    """A streamed response is in flight until its last event, not until the view returned."""
+    from oryxos_web import create_app
+    from oryxos_web.server import Server
+
+    def routes(app, api, runtime):
+        @api.route("GET", "/ticks", summary="ticks", stream=True)
+        def ticks():
+            def events():
+                yield "event: tick\ndata: 1\n\n"
+                time.sleep(1.0)
+                yield "event: tick\ndata: 2\n\n"
+
+            return events()
+
+    app = create_app(make_runtime(inline_plugin("ticks", oryxos_web_routes=routes)))
+    server = Server(app, host="127.0.0.1", port=0, threads=4, deadline=10)
+    serving = threading.Thread(target=server.serve, kwargs={"install_signals": False})
+    serving.start()
+    first = threading.Event()
+    lines: list[str] = []
+
+    def call():
+        with httpx.stream("GET", server.url + "/api/v1/ticks", timeout=10) as response:
+            for line in response.iter_lines():
+                lines.append(line)
+                if line.startswith("data:"):
+                    first.set()
+
+    client = threading.Thread(target=call)
+    client.start()
+    assert first.wait(5)
+    server.stop()  # while the view's iterator still sleeps between its two events
+    client.join(10)
+    serving.join(10)
+    assert [ln for ln in lines if ln.startswith("data:")] == ["data: 1", "data: 2"]
+
+
 def test_gateway_runs_channel_plugins_beside_the_api(oryxos_cli):
     events = []
 

@@ -5,38 +5,8 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from oryxos.storage import AuditQuery
-from oryxos.testing import Reply, inline_plugin, use_model_server
-
-
-def _shout(catalog):
-    def shout(text: str) -> str:
-        """Upper-case the text."""
-        return text.upper()
-
-    catalog.register(shout)
-
-
-@pytest.fixture
-def turn_app(oryxos_workspace, oryxos_model_server, make_runtime):
-    from oryxos_web import create_app
-
-    def make(**provider_settings):
-        use_model_server(
-            oryxos_workspace, oryxos_model_server, **{"max_retries": 0, **provider_settings}
-        )
-        agent = oryxos_workspace.agents_dir / "loud"
-        (agent / "skills").mkdir(parents=True, exist_ok=True)
-        (agent / "AGENT.md").write_text(
-            "---\nname: loud\ndescription: Shouts.\nprovider: {name: default}\n"
-            "tools: [shout]\n---\nShout when asked.\n"
-        )
-        runtime = make_runtime(inline_plugin("shouter", oryxos_register_tools=_shout))
-        return runtime, create_app(runtime).test_client()
-
-    return make
+from oryxos.testing import Reply
 
 
 def test_session_message_runs_a_turn_and_history_is_kept(turn_app, oryxos_model_server):
