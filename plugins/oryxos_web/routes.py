@@ -256,6 +256,21 @@ def _agents(api: Api, runtime: Any) -> None:
         return m.TurnOut(**services.invoke_agent(runtime, name, body.message))
 
     @api.route(
+        "POST",
+        "/agents/{name}/invoke/stream",
+        summary="Stateless one-shot turn, streamed",
+        tag="agents",
+        body=m.MessageIn,
+        errors=(404, 503),
+        stream=True,
+    )
+    def stream_invoke(name: str, body: m.MessageIn) -> Any:
+        """The same turn as `POST /agents/{name}/invoke`, reported as it runs: the events of
+        `POST /sessions/{session_id}/messages/stream`, the last one `done` with the body the
+        non-streaming request answers (`session_id` null) or `error`."""
+        return services.stream_invoke(runtime, name, body.message)
+
+    @api.route(
         "GET", "/profiles", summary="List agent profiles", tag="agents", response=m.ProfileList
     )
     def list_profiles() -> m.ProfileList:

@@ -182,6 +182,13 @@ def invoke_agent(runtime: Any, agent: str, message: str) -> dict[str, Any]:
     return run_oneshot_turn(runtime, profile, message)
 
 
+def stream_invoke(runtime: Any, agent: str, message: str) -> Iterator[str]:
+    """:func:`invoke_agent` as Server-Sent Events (404 and 503 before the stream starts)."""
+    from oryxos_web.turns import stream_oneshot_turn
+
+    return stream_oneshot_turn(runtime, load_profile(runtime, agent), message)
+
+
 # Sandbox whitelist -------------------------------------------------------------------------------
 
 

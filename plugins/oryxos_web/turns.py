@@ -13,7 +13,7 @@ import logging
 import queue
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from oryxos_web.errors import ApiError
@@ -93,21 +93,27 @@ def _session_turn(
     return _result(result, profile.name, record.session_id)
 
 
-def run_oneshot_turn(runtime: Any, profile: Any, message: str) -> dict[str, Any]:
+def run_oneshot_turn(runtime: Any, profile: Any, message: str, **extra: Any) -> dict[str, Any]:
     """One turn that leaves no conversation to continue.
 
     The loop records every turn in a session (tool and model calls in the audit refer to it),
     so a one-shot turn gets a fresh ``invoke:`` session that is archived at once: nothing can
     continue it, and the audit trail stays complete.
     """
-    loop = runtime.loop
     session_id = f"invoke:{profile.name}:{uuid.uuid4().hex[:12]}"
     try:
-        result = _run(loop, profile, message, session_id=session_id, channel="rest", user="invoke")
+        result = _run(
+            runtime.loop,
+            profile,
+            message,
+            session_id=session_id,
+            channel="rest",
+            user="invoke",
+            **extra,
+        )
     finally:
         runtime.storage.sessions.archive(session_id)
-    out = _result(result, profile.name, None)
-    return out
+    return _result(result, profile.name, None)
 
 
 # Streaming (Server-Sent Events) -----------------------------------------------------------------
@@ -152,28 +158,41 @@ def check_provider(runtime: Any, profile: Any) -> None:
 
 
 def stream_session_turn(runtime: Any, record: Any, message: str) -> Iterator[str]:
-    """One turn in a stored session, as Server-Sent Events while it runs.
+    """One turn in a stored session, as Server-Sent Events while it runs (see :func:`stream`)."""
+    profile = runtime.agents.load(record.profile_name)
+    check_provider(runtime, profile)
+    return stream(
+        lambda **extra: _session_turn(runtime, profile, record, message, **extra),
+        name=record.session_id,
+    )
+
+
+def stream_oneshot_turn(runtime: Any, profile: Any, message: str) -> Iterator[str]:
+    """:func:`run_oneshot_turn` as Server-Sent Events while it runs (see :func:`stream`)."""
+    check_provider(runtime, profile)
+    return stream(
+        lambda **extra: run_oneshot_turn(runtime, profile, message, **extra),
+        name=f"invoke:{profile.name}",
+    )
+
+
+def stream(turn: Callable[..., dict[str, Any]], *, name: str) -> Iterator[str]:
+    """Run ``turn(on_event=, cancel=, stream=True)`` on its own thread; its events as SSE text.
 
     Events: ``thinking``, ``text`` (``delta``: the model's reply as it arrives),
     ``text_discarded`` (the text of a failed model attempt is void: a retry follows),
-    ``tool_call``, ``tool_result``; then exactly one of ``done`` (the body a non-streaming
-    request gets) or ``error`` (the API's error body and its ``status``: the status line went
-    long before). The turn runs on its own thread; a client that has gone is noticed when the
-    next event is sent, and the turn is then cancelled at its next step (the loop's
-    ``cancel``); what it did so far is saved and audited as usual.
+    ``tool_call``, ``tool_result``; then exactly one of ``done`` (what ``turn`` returned: the
+    body a non-streaming request gets) or ``error`` (the API's error body and its ``status``:
+    the status line went long before). A client that has gone is noticed when the next event
+    is sent; the turn is then cancelled at its next step (the loop's ``cancel``), and what it
+    did so far is saved and audited as usual.
     """
-    profile = runtime.agents.load(record.profile_name)
-    check_provider(runtime, profile)
     events: queue.Queue[tuple[str, Any]] = queue.Queue()
     cancel = threading.Event()
 
     def work() -> None:
         try:
-            done = _session_turn(
-                runtime,
-                profile,
-                record,
-                message,
+            done = turn(
                 on_event=lambda kind, data: events.put((kind, _stream_event(kind, data))),
                 cancel=cancel,
                 stream=True,
@@ -182,13 +201,13 @@ def stream_session_turn(runtime: Any, record: Any, message: str) -> Iterator[str
         except ApiError as err:
             events.put(("error", {"status": err.status, **err.body()}))
         except Exception as err:  # a bug: logged with its traceback, reported without it
-            log.exception("streamed turn in session %s failed", record.session_id)
+            log.exception("streamed turn %s failed", name)
             bug = ApiError(500, "internal_error", f"internal error ({type(err).__name__})")
             events.put(("error", {"status": 500, **bug.body()}))
 
-    threading.Thread(target=work, name=f"turn-{record.session_id}", daemon=True).start()
+    threading.Thread(target=work, name=f"turn-{name}", daemon=True).start()
 
-    def stream() -> Iterator[str]:
+    def events_text() -> Iterator[str]:
         try:
             while True:
                 try:
@@ -202,4 +221,4 @@ def stream_session_turn(runtime: Any, record: Any, message: str) -> Iterator[str
         finally:
             cancel.set()  # the client went away (or all is sent): nothing more to do
 
-    return stream()
+    return events_text()

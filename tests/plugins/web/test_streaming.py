@@ -269,3 +269,25 @@ def test_silence_is_filled_with_keep_alive_comments(turn_app, oryxos_model_serve
     )
     assert ": keep-alive\n\n" in body
     assert events_of(body)[-1][1]["answer"] == "Slow but sure."
+
+
+def test_a_one_shot_invoke_streams_and_leaves_nothing_to_continue(
+    turn_app, oryxos_model_server, api_error
+):
+    runtime, client = turn_app()
+    oryxos_model_server.script(Reply.answer("Forty-two, streamed."))
+    response = client.post("/api/v1/agents/default/invoke/stream", json={"message": "answer?"})
+    assert response.mimetype == "text/event-stream"
+    events = events_of(response.get_data(as_text=True))
+    assert "".join(d["delta"] for k, d in events if k == "text") == "Forty-two, streamed."
+    kind, done = events[-1]
+    assert kind == "done" and done["answer"] == "Forty-two, streamed."
+    assert done["session_id"] is None
+    assert runtime.storage.sessions.list(status="active").total == 0
+    archived = runtime.storage.sessions.list(status="archived").items
+    assert len(archived) == 1 and archived[0].session_id.startswith("invoke:default:")
+    api_error(
+        client.post("/api/v1/agents/nobody/invoke/stream", json={"message": "x"}),
+        404,
+        "not_found",
+    )
