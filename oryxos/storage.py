@@ -195,6 +195,13 @@ class AuditStore(Protocol):
 
     def llm_calls(self, query: AuditQuery) -> Page[LlmCallRecord]: ...
 
+    def prune(self, before: datetime) -> dict[str, int]:
+        """Delete the audit rows created before ``before`` (retention); return how many went,
+        as ``{"tool_invocations": n, "llm_calls": m}``. Rows from ``before`` on are kept.
+
+        Delete in batches so that writers (turns being audited) are never held up for long.
+        """
+
 
 class WhitelistStore(Protocol):
     def list(self, kind: str | None = None) -> list[WhitelistEntry]: ...

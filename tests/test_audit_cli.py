@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import csv
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from oryxos.storage import ToolInvocationRecord
 from oryxos.testing import Reply, use_model_server
 
 
@@ -74,3 +77,57 @@ def test_a_bad_time_names_the_option_and_the_forms(oryxos_cli, value):
     assert result.exit_code == 2
     assert "Invalid value for '--since'" in result.output and "ISO 8601" in result.output
     assert "Traceback" not in result.output
+
+
+def test_export_writes_every_matching_row_as_json_lines_or_csv(audited, monkeypatch, tmp_path):
+    from oryxos.commands import audit_cmd
+
+    monkeypatch.setattr(audit_cmd, "EXPORT_PAGE", 1)  # one row per query: paging is exercised
+    lines = audited.invoke(["audit", "export", "llm"]).output.splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert [(r["session_id"], r["attempt"]) for r in rows] == [
+        ("s-hello", 2),
+        ("s-hello", 1),
+        ("s-time", 1),
+        ("s-time", 1),
+    ]
+    only = audited.invoke(["audit", "export", "tools", "--failed"]).output.splitlines()
+    assert [json.loads(line)["tool_name"] for line in only] == ["teleport"]
+
+    target = tmp_path / "tools.csv"
+    result = audited.invoke(["audit", "export", "tools", "--format", "csv", "-o", str(target)])
+    assert result.exit_code == 0 and "exported 2 tool calls to" in result.output
+    with target.open(newline="", encoding="utf-8") as f:
+        table_rows = list(csv.DictReader(f))
+    assert [r["tool_name"] for r in table_rows] == ["teleport", "current_time"]
+    assert json.loads(table_rows[1]["input"]) == {"timezone": "Asia/Shanghai"}
+    assert table_rows[0]["success"] == "False" and "unknown tool" in table_rows[0]["error_message"]
+
+
+def test_prune_counts_first_then_deletes_old_rows_and_logs_it(audited, oryxos_workspace):
+    from oryxos.runtime import Runtime
+
+    runtime = Runtime.load(oryxos_workspace)
+    old = datetime.now(UTC) - timedelta(days=100)
+    runtime.storage.audit.record_tool_invocation(
+        ToolInvocationRecord("read_file", {"path": "/old"}, success=True, created_at=old)
+    )
+    runtime.close()
+
+    dry = json.loads(audited.invoke(["audit", "prune", "--before", "90d", "--json"]).output)
+    assert dry == {"before": dry["before"], "deleted": False, "tool_invocations": 1,
+                   "llm_calls": 0}  # fmt: skip
+    result = audited.invoke(["audit", "prune", "--before", "90d", "--yes"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("deleted 1 tool call(s) and 0 model call(s) created before")
+    rows = json.loads(audited.invoke(["audit", "tools", "--json"]).output)
+    assert rows["total"] == 2  # the turns' rows, newer than the cut-off, are kept
+    log = (oryxos_workspace.path / "logs" / "oryxos.log").read_text()
+    assert "audit pruned: 1 tool call(s) and 0 model call(s)" in log
+
+
+def test_prune_refuses_a_future_cut_off_and_needs_one(oryxos_cli):
+    future = oryxos_cli.invoke(["audit", "prune", "--before", "2999-01-01"])
+    assert future.exit_code == 2 and "is in the future" in future.output
+    missing = oryxos_cli.invoke(["audit", "prune", "--yes"])
+    assert missing.exit_code == 2 and "Missing option '--before'" in missing.output

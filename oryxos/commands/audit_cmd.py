@@ -1,21 +1,30 @@
-"""``oryxos audit tools|llm``: the audit rows (tool calls, model calls), newest first.
+"""``oryxos audit tools|llm|export|prune``: read, export and expire the audit rows.
 
 The same filters as the REST API's ``/audit/*`` listings (``oryxos.storage.AuditQuery``), so
-that reading the audit needs neither the API nor a database client.
+that reading the audit needs neither the API nor a database client. ``export`` writes every
+matching row (JSON lines or CSV, with the standard library's ``csv``) for archives and
+analysis; ``prune`` deletes rows older than a cut-off (a retention policy), through the storage
+plugin's ``AuditStore.prune``, and logs that it did.
 """
 
 from __future__ import annotations
 
+import csv
+import dataclasses
 import json
+import logging
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
 from oryxos.commands import CliState, echo_json, json_option, pass_state, table
 from oryxos.storage import AuditQuery, LlmCallRecord, Page, ToolInvocationRecord
+
+log = logging.getLogger("oryxos.audit")
 
 _RELATIVE = re.compile(r"^(\d+)\s*([smhd])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
@@ -48,6 +57,20 @@ class When(click.ParamType):
 
 
 def _filters(fn: Any) -> Any:
+    """The row filters, ``--limit`` and ``--json`` of a listing."""
+    options = [
+        _row_filters,
+        click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000)),
+        json_option,
+        pass_state,
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _row_filters(fn: Any) -> Any:
+    """Which rows: session, agent, outcome, time range (AuditQuery's fields)."""
     options = [
         click.option("--session", "session_id", metavar="ID", help="Only this session."),
         click.option("--agent", metavar="NAME", help="Only this agent."),
@@ -59,9 +82,6 @@ def _filters(fn: Any) -> Any:
         ),
         click.option("--since", type=When(), help=f"From this time on. {WHEN_HELP}"),
         click.option("--until", type=When(), help="Before this time (same forms as --since)."),
-        click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000)),
-        json_option,
-        pass_state,
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -153,3 +173,145 @@ def audit_llm(state: CliState, as_json: bool, success: bool | None, **filters: A
 
 def _arguments(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str) if value else ""
+
+
+# Export -------------------------------------------------------------------------------------
+
+#: Rows fetched per query while exporting.
+EXPORT_PAGE = 500
+TABLES = {
+    "tools": ("tool_invocations", ToolInvocationRecord, "tool calls"),
+    "llm": ("llm_calls", LlmCallRecord, "model calls"),
+}
+
+
+@audit.command("export")
+@click.argument("what", type=click.Choice(sorted(TABLES)))
+@click.option("--tool", "tool_name", metavar="NAME", help="Only this tool (tools).")
+@click.option("--provider", metavar="NAME", help="Only this provider (llm).")
+@_row_filters
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "csv"]),
+    default="jsonl",
+    show_default=True,
+    help="JSON lines (one object per row, as --json shows them) or CSV (nested values as JSON).",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, writable=True), help="File (default: stdout)."
+)
+@pass_state
+def audit_export(
+    state: CliState, what: str, fmt: str, output: str | None, success: bool | None, **filters: Any
+) -> None:
+    """Every matching row of WHAT (tools or llm), newest first, for archives and analysis.
+
+    Rows written while the export runs are left out (the export ends at its start time), so a
+    busy server does not make it repeat or skip rows.
+    """
+    key, record_type, label = TABLES[what]
+    audit_store = state.runtime().storage.audit
+    fetch = getattr(audit_store, key)
+    now = datetime.now(UTC)
+    until = filters.pop("until")
+    query = AuditQuery(success=success, until=min(until, now) if until else now, **filters)
+    rows = _all_rows(fetch, query)
+    out = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout  # noqa: SIM115
+    try:
+        count = _write(rows, record_type, fmt, out)
+    finally:
+        if output:
+            out.close()
+    if output:
+        click.echo(f"exported {count} {label} to {output}", err=True)
+
+
+def _all_rows(fetch: Callable[[AuditQuery], Page[Any]], query: AuditQuery) -> Iterator[Any]:
+    offset = 0
+    while True:
+        page = fetch(dataclasses.replace(query, limit=EXPORT_PAGE, offset=offset))
+        yield from page.items
+        offset += len(page.items)
+        if not page.items or offset >= page.total:
+            return
+
+
+def _write(rows: Iterator[Any], record_type: type, fmt: str, out: TextIO) -> int:
+    count = 0
+    if fmt == "jsonl":
+        for record in rows:
+            out.write(json.dumps(record.as_dict(), ensure_ascii=False, default=str) + "\n")
+            count += 1
+        return count
+    columns = [f.name for f in dataclasses.fields(record_type)]
+    writer = csv.writer(out)
+    writer.writerow(columns)
+    for record in rows:
+        data = record.as_dict()
+        writer.writerow([_cell(data.get(column)) for column in columns])
+        count += 1
+    return count
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+# Retention ----------------------------------------------------------------------------------
+
+
+@audit.command("prune")
+@click.option(
+    "--before",
+    type=When(),
+    required=True,
+    help=f"Delete the rows created before this time. {WHEN_HELP}",
+)
+@click.option("--yes", is_flag=True, help="Delete. Without it, only count what would go.")
+@json_option
+@pass_state
+def audit_prune(state: CliState, before: datetime, yes: bool, as_json: bool) -> None:
+    """Delete audit rows (tool calls and model calls) older than --before: a retention policy.
+
+    Export first if they must be archived (``oryxos audit export``). Without --yes nothing is
+    deleted: the command says how many rows would go. The deletion is logged (WARNING,
+    ``oryxos.audit``) with its cut-off and counts.
+    """
+    if before > datetime.now(UTC):
+        raise click.BadParameter(f"{_when(before)} UTC is in the future", param_hint="'--before'")
+    audit_store = state.runtime().storage.audit
+    prune = getattr(audit_store, "prune", None)
+    if prune is None:
+        raise click.ClickException(
+            f"the storage plugin's audit store ({type(audit_store).__name__}) cannot prune"
+        )
+    query = AuditQuery(until=before, limit=1)
+    counts = {
+        "tool_invocations": audit_store.tool_invocations(query).total,
+        "llm_calls": audit_store.llm_calls(query).total,
+    }
+    if yes:
+        counts = prune(before)
+        log.warning(
+            "audit pruned: %d tool call(s) and %d model call(s) created before %s UTC deleted",
+            counts["tool_invocations"],
+            counts["llm_calls"],
+            _when(before),
+            extra={"console": False},  # the log file keeps the trace; the command says it below
+        )
+    if as_json:
+        echo_json({"before": before.isoformat(), "deleted": yes, **counts})
+        return
+    what = f"{counts['tool_invocations']} tool call(s) and {counts['llm_calls']} model call(s)"
+    if yes:
+        click.echo(f"deleted {what} created before {_when(before)} UTC")
+    else:
+        click.echo(
+            f"would delete {what} created before {_when(before)} UTC; "
+            "run again with --yes to delete them"
+        )

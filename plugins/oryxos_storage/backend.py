@@ -39,6 +39,8 @@ SQLITE_PRAGMAS = {
     "busy_timeout": 30000,
 }
 SQLITE_PREFIX = "sqlite:///"
+#: Audit rows deleted per statement by ``prune`` (a short write lock each).
+PRUNE_BATCH = 5000
 
 
 def _fields_of(record: Any) -> dict[str, Any]:
@@ -368,6 +370,24 @@ class PeeweeAuditStore(_Store):
             return LlmCallRecord(**row)
 
         return self._page(self.m["LlmCall"], query, to_record)
+
+    def prune(self, before: datetime) -> dict[str, int]:
+        cut = _to_db(before)
+        return {
+            "tool_invocations": self._delete_before(self.m["ToolInvocation"], cut),
+            "llm_calls": self._delete_before(self.m["LlmCall"], cut),
+        }
+
+    def _delete_before(self, model: Any, cut: Any) -> int:
+        """Delete rows older than ``cut``, PRUNE_BATCH at a time (each statement is its own
+        short transaction, so audit writes of running turns get the lock in between)."""
+        deleted = 0
+        while True:
+            batch = model.select(model.id).where(model.created_at < cut).limit(PRUNE_BATCH)
+            count = model.delete().where(model.id.in_(batch)).execute()
+            deleted += count
+            if count < PRUNE_BATCH:
+                return deleted
 
 
 class PeeweeWhitelistStore(_Store):

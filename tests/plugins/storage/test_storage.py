@@ -103,6 +103,27 @@ def test_audit_rows_filters_and_pages(storage):
     assert storage.counts()["tool_invocations"] == 5
 
 
+def test_prune_deletes_only_rows_older_than_the_cut_off_in_batches(storage, monkeypatch):
+    from oryxos_storage import backend
+
+    monkeypatch.setattr(backend, "PRUNE_BATCH", 2)  # several batches for five old rows
+    now = datetime.now(UTC)
+    for days in (40, 35, 31, 30.5, 30.1, 29, 1):
+        when = now - timedelta(days=days)
+        storage.audit.record_tool_invocation(
+            ToolInvocationRecord("read_file", {"days": days}, success=True, created_at=when)
+        )
+        storage.audit.record_llm_call(
+            LlmCallRecord("ds", "m", True, 1, 1, 1, 2, agent=str(days), created_at=when)
+        )
+    deleted = storage.audit.prune(now - timedelta(days=30))
+    assert deleted == {"tool_invocations": 5, "llm_calls": 5}
+    kept = storage.audit.tool_invocations(AuditQuery()).items
+    assert [r.input["days"] for r in kept] == [1, 29]
+    assert [r.agent for r in storage.audit.llm_calls(AuditQuery()).items] == ["1", "29"]
+    assert storage.audit.prune(now - timedelta(days=30)) == {"tool_invocations": 0, "llm_calls": 0}
+
+
 def test_whitelist_entries_and_version(storage):
     v0 = storage.whitelist.version()
     storage.whitelist.add("HTTP", "api.example.com", note="demo")
