@@ -147,7 +147,7 @@ class SharedLoop:
                 if free:
                     self._driver = threading.get_ident()
             if free:
-                return self._run_here(loop, fn(*args), timeout)
+                return self._run_here(loop, fn, args, timeout)
         job = self.submit(fn, *args)
         try:
             return self.wait(job, timeout)
@@ -159,10 +159,20 @@ class SharedLoop:
                 self.cancel(job)
             raise
 
-    def _run_here(self, loop: asyncio.AbstractEventLoop, coro: Awaitable[T], timeout: float) -> T:
+    def _run_here(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        fn: Callable[..., Awaitable[T]],
+        args: tuple[Any, ...],
+        timeout: float,
+    ) -> T:
         """The fast path of :meth:`run`, for a thread that got the driver role: the task is
-        made and run right here (no self-pipe, two loop iterations for an instant result)."""
-        task = loop.create_task(coro)  # type: ignore[arg-type]
+        made and run right here (no self-pipe, two loop iterations for an instant result).
+        Everything after taking the role is inside ``try``, so that even a KeyboardInterrupt
+        anywhere in it gives the role back."""
+        task: asyncio.Task[T] | None = None
+        timer: asyncio.TimerHandle | None = None
+        leftover: Job | None = None
         expired = False
 
         def expire() -> None:
@@ -170,13 +180,13 @@ class SharedLoop:
             expired = True
             loop.stop()
 
-        timer = loop.call_later(timeout, expire)
-        leftover: Job | None = None
         try:
+            task = loop.create_task(fn(*args))  # type: ignore[arg-type]
+            timer = loop.call_later(timeout, expire)
             return loop.run_until_complete(task)
         except BaseException:
-            if task.done():
-                raise  # the call's own error
+            if task is None or task.done():
+                raise  # the call's own error (or nothing was started)
             # The deadline passed (the timer stopped the loop) or this thread was interrupted
             # (KeyboardInterrupt): cancel the task; the helper drives it to its end.
             task.cancel()
@@ -187,7 +197,8 @@ class SharedLoop:
                 raise TimeoutError(f"no answer within {timeout:g} s") from None
             raise
         finally:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
             with self._cond:
                 self._driver = None
                 self._cond.notify_all()
