@@ -48,6 +48,7 @@ _PUBLIC = {
     "WhitelistEntry": "oryxos.storage",
     "AuditQuery": "oryxos.storage",
     "Page": "oryxos.storage",
+    "StatusSection": "oryxos.status",
 }
 
 __all__ = ["__version__", "hookimpl", *_PUBLIC]

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # imported for annotations only: importing this module stays 
     from oryxos.config import Config
     from oryxos.registry import Registry
     from oryxos.runtime import Runtime
+    from oryxos.status import StatusSection
     from oryxos.storage import LlmCallRecord
     from oryxos.tools import ToolCall, ToolResult
 
@@ -121,6 +122,16 @@ def oryxos_register_commands(cli: click.Group) -> None:
 @hookspec
 def oryxos_startup(runtime: Runtime) -> None:
     """The runtime is about to serve (chat, serve, gateway): open connections, start threads."""
+
+
+@hookspec
+def oryxos_status(runtime: Runtime) -> StatusSection | None:
+    """This plugin's part of the status report (``oryxos status``, ``GET /api/v1/info``, the
+    console's dashboard), or None when it has nothing to show.
+
+    Must be cheap and must not start anything: report what is, e.g. servers not started in
+    this process as not started. See :class:`oryxos.status.StatusSection`.
+    """
 
 
 @hookspec

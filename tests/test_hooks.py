@@ -126,6 +126,33 @@ def test_hook_oryxos_register_commands(oryxos_cli, oryxos_inline_plugin):
     assert result.exit_code == 0 and result.output == "pong\n"
 
 
+def test_hook_oryxos_status(oryxos_workspace, oryxos_inline_plugin):
+    from oryxos import StatusSection
+    from oryxos.status import collect_sections
+
+    def queues(runtime):
+        assert runtime.workspace.path == oryxos_workspace.path
+        return StatusSection("queues", "1 of 2 workers down", ok=False, items=[
+            {"name": "q1", "state": "running"}, {"name": "q2", "state": "down"}])  # fmt: skip
+
+    def broken(runtime):
+        raise RuntimeError("cannot reach the broker")
+
+    runtime = runtime_with(
+        oryxos_workspace,
+        oryxos_inline_plugin("queues", oryxos_status=queues),
+        oryxos_inline_plugin("quiet", oryxos_status=lambda runtime: None),
+        oryxos_inline_plugin("flaky", oryxos_status=broken),
+    )
+    sections = {s.name: s for s in collect_sections(runtime)}
+    assert set(sections) == {"queues", "flaky"}  # None: nothing to show
+    assert sections["queues"].items[1] == {"name": "q2", "state": "down"}
+    assert not sections["queues"].ok
+    # a plugin whose status fails does not break the report: its section says why
+    assert sections["flaky"].summary == "status unavailable: cannot reach the broker"
+    assert sections["flaky"].ok is False
+
+
 def test_hook_oryxos_startup_and_oryxos_shutdown(oryxos_workspace, oryxos_inline_plugin):
     events = []
     plugin = oryxos_inline_plugin(

@@ -47,6 +47,9 @@ def collect_status(state: CliState) -> tuple[dict[str, Any], int]:
         report["storage"]["rows"] = storage.counts()
     except OryxError as err:
         report["storage"]["error"] = str(err)
+    from oryxos.status import collect_sections
+
+    report["sections"] = [section.as_dict() for section in collect_sections(runtime)]
     return report, 0
 
 
@@ -83,6 +86,18 @@ def _print(report: dict[str, Any]) -> None:
         if "rows" in storage:
             rows = ", ".join(f"{table} {count}" for table, count in storage["rows"].items())
             click.echo(f"           schema v{storage['schema_version']}; rows: {rows}")
+    for section in report.get("sections", []):
+        click.echo(f"{section['name']:<10} {section['summary']}")
+        for item in section["items"]:
+            click.echo(f"           {_item_line(item)}")
+
+
+def _item_line(item: dict[str, Any]) -> str:
+    """``name: state, key value, ...`` for one row of a plugin's status section."""
+    rest = {k: v for k, v in item.items() if k not in ("name", "state") and v not in (None, "")}
+    parts = [str(item.get("state", ""))] + [f"{k} {v}" for k, v in rest.items() if k != "error"]
+    line = f"{item.get('name', '?')}: " + ", ".join(p for p in parts if p)
+    return line + (f" — {rest['error']}" if "error" in rest else "")
 
 
 def _print_agents(report: dict[str, Any]) -> None:
@@ -104,7 +119,8 @@ def _print_agents(report: dict[str, Any]) -> None:
 @json_option
 @pass_state
 def status(state: CliState, as_json: bool) -> None:
-    """Show the workspace, config validity, plugins, providers and storage."""
+    """Show the workspace, config validity, plugins, providers, storage, and what plugins
+    report (MCP servers, ...)."""
     report, code = collect_status(state)
     if as_json:
         echo_json(report)

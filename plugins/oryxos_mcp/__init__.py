@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from oryxos.catalog import ToolCatalog
     from oryxos.config import Config
     from oryxos.runtime import Runtime
+    from oryxos.status import StatusSection
 
 
 @hookimpl
@@ -42,6 +43,14 @@ def oryxos_register_commands(cli: click.Group) -> None:
     from oryxos_mcp.commands import mcp
 
     cli.add_command(mcp)
+
+
+@hookimpl
+def oryxos_status(runtime: Runtime) -> StatusSection | None:
+    """Each configured server: state, tool count, restarts, and why it failed."""
+    from oryxos_mcp.manager import status_section
+
+    return status_section(runtime.config)
 
 
 @hookimpl

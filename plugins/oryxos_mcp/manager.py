@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from oryxos.errors import NotFoundError, StartupError
+from oryxos.errors import NotFoundError, OryxError, StartupError
 from oryxos_mcp.bridge import SharedLoop
 from oryxos_mcp.config import ServersConfig, load_servers
 from oryxos_mcp.server import START_GRACE_SECONDS, McpServer, ServerUnavailable, Settings
@@ -201,6 +201,41 @@ def manager_for(config: Config) -> McpManager:
             atexit.register(close_all)
             _atexit_registered = True
         return manager
+
+
+def existing_manager(config: Config) -> McpManager | None:
+    """The manager of this configuration if one was made in this process (none is made)."""
+    with _managers_lock:
+        entry = _managers.get(id(config))
+    return entry[1] if entry is not None and entry[0] is config else None
+
+
+def status_section(config: Config) -> Any:
+    """The ``oryxos_status`` section: each server's state, or what is configured if the
+    servers were not started in this process (nothing is started here)."""
+    from oryxos.status import StatusSection
+
+    manager = existing_manager(config)
+    started = manager is not None and manager._started
+    if manager is None:
+        try:
+            manager = McpManager.from_config(config)
+        except OryxError as err:
+            return StatusSection("mcp", str(err), ok=False)
+    rows = manager.report()
+    if not rows:
+        return None
+    states: dict[str, int] = {}
+    for row in rows:
+        if not started and row["state"] == "stopped":
+            row["state"] = "not started"
+        states[row["state"]] = states.get(row["state"], 0) + 1
+    counted = ", ".join(f"{n} {state}" for state, n in states.items())
+    summary = f"{len(rows)} server(s) in {manager.file}: {counted}"
+    if not started:
+        summary += " (they start with the tool catalog: a chat, oryxos serve, oryxos mcp list)"
+    failed = states.get("failed", 0) + states.get("down", 0)
+    return StatusSection("mcp", summary, ok=not failed, items=rows)
 
 
 def close_manager(config: Config) -> None:

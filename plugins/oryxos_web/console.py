@@ -122,8 +122,11 @@ def console_blueprint(runtime: Any, token: str | None) -> Any:
             profiles, problems = services.list_profiles(runtime)
         except (OryxError, ApiError) as err:
             profiles, problems = [], [str(err)]
+        from oryxos.status import collect_sections
+
         return render_template(
             "dashboard.html",
+            sections=collect_sections(runtime),
             health=health,
             counts=counts,
             agents=len(profiles),

@@ -44,6 +44,15 @@ class ProviderOut(BaseModel):
     key_variables: list[str] = Field(default_factory=list)
 
 
+class StatusSectionOut(BaseModel):
+    """A plugin's part of the status (the ``oryxos_status`` hook), e.g. the MCP servers."""
+
+    name: str
+    summary: str
+    ok: bool
+    items: list[dict[str, Any]] = Field(default_factory=list)
+
+
 class Info(BaseModel):
     version: str
     workspace: str
@@ -51,6 +60,7 @@ class Info(BaseModel):
     broken_plugins: list[str]
     providers: list[ProviderOut]
     auth: bool
+    status: list[StatusSectionOut] = Field(default_factory=list)
 
 
 # Sandbox whitelist --------------------------------------------------------------------------

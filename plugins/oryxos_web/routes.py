@@ -85,7 +85,11 @@ def _system(api: Api, runtime: Any) -> None:
         "GET", "/info", summary="Version, plugins and providers", tag="system", response=m.Info
     )
     def info() -> m.Info:
-        """Providers say whether their key variable is set; a key itself is never shown."""
+        """Providers say whether their key variable is set; a key itself is never shown.
+        `status` has what plugins report (the `oryxos_status` hook), e.g. each MCP server's
+        state and why it failed."""
+        from oryxos.status import collect_sections
+
         config = runtime.config
         providers = []
         for name, provider in config.providers.items():
@@ -110,6 +114,7 @@ def _system(api: Api, runtime: Any) -> None:
             broken_plugins=[str(b) for b in runtime.pm.report.broken],
             providers=providers,
             auth=config.server.api_token is not None,
+            status=[m.StatusSectionOut(**s.as_dict()) for s in collect_sections(runtime)],
         )
 
     @api.route(

@@ -133,3 +133,38 @@ def test_oryxos_tool_run_calls_an_mcp_tool_through_the_executor(oryxos_cli, writ
     with Runtime.load(oryxos_cli.workspace) as runtime:
         rows = runtime.storage.audit.tool_invocations(AuditQuery(tool_name="echo")).items
     assert sorted(row.success for row in rows) == [False, True]
+
+
+def test_status_lists_the_servers_without_starting_one(oryxos_cli, configured):
+    before = set(children())
+    result = oryxos_cli.invoke(["status", "--json"])
+    assert result.exit_code == 0, result.output
+    (section,) = [s for s in json.loads(result.stdout)["sections"] if s["name"] == "mcp"]
+    states = {item["name"]: item["state"] for item in section["items"]}
+    assert states == {
+        "time": "not started",
+        "everything": "not started",
+        "broken": "not started",
+        "remote": "skipped",
+    }
+    assert section["ok"] is True and "they start with the tool catalog" in section["summary"]
+    started = {pid: cmd for pid, cmd in children().items() if pid not in before}
+    assert not [cmd for cmd in started.values() if "mcp-server" in cmd or "fake_server" in cmd]
+    text = oryxos_cli.invoke(["status"]).stdout
+    assert "mcp        4 server(s) in" in text
+    assert "remote: skipped, transport http" in text
+
+
+def test_the_api_and_the_console_show_each_running_servers_state(configured, make_runtime):
+    from oryxos_web import create_app
+
+    runtime = make_runtime()
+    assert "get_current_time" in runtime.catalog  # building the catalog starts the servers
+    client = create_app(runtime).test_client()
+    (section,) = [s for s in client.get("/api/v1/info").get_json()["status"] if s["name"] == "mcp"]
+    assert section["ok"] is False and "1 failed" in section["summary"]
+    rows = {item["name"]: item for item in section["items"]}
+    assert rows["time"]["state"] == "running" and rows["time"]["tools"] == 2
+    assert rows["broken"]["state"] == "failed" and "giving up at start" in rows["broken"]["error"]
+    html = client.get("/").get_data(as_text=True)
+    assert 'id="status-mcp"' in html and "giving up at start" in html
