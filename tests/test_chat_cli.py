@@ -228,6 +228,13 @@ def test_in_a_terminal_ctrl_c_cancels_the_turn_and_replies_stream(
         read_until(b"you> ")
         os.write(fd, b"hello\r")
         read_until(b"thinking")  # the spinner runs while the model is slow
+        # Ctrl-C only once the model has the request: cancelled earlier (say, while litellm is
+        # still being imported on a loaded machine), the turn rightly never asks the model, and
+        # the next turn would get this first scripted reply
+        deadline = time.monotonic() + 30
+        while oryxos_model_server.remaining > 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert oryxos_model_server.remaining == 1, "the first request never reached the model"
         os.write(fd, b"\x03")  # Ctrl-C
         cancelled = read_until(b"you> ")
         assert b"(cancelled; the session keeps what was done so far)" in cancelled

@@ -113,7 +113,7 @@ def test_login_notify_channel_chat_and_audit(live_server, page, recorder, oryxos
 
     oryxos_model_server.script(
         Reply.tool("current_time", {}),
-        Reply.answer("It is tea time.").after(1.0),
+        Reply.answer("It is tea time.").after(2.0),
         Reply.answer("Bye."),
     )
     page.click("nav >> text=Chat")
