@@ -10,8 +10,9 @@ every call under two (the SDK's ``read_timeout_seconds``, and the calling thread
 the shared loop, a little longer). A server that dies or stops
 answering is marked down, its process is stopped, and the call returns a *retryable* error; the
 next call restarts it — at once the first time, then after a growing delay (backoff) while it
-keeps failing. The server's stderr goes to the log, one record per line
-(logger ``oryxos.mcp.server.<name>``).
+keeps failing. The server's stderr goes to the log, one record per line, and so do the log
+messages it sends over MCP (``notifications/message``, at their level), on the logger
+``oryxos.mcp.server.<name>``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import asyncio
 import collections
 import concurrent.futures
 import contextlib
+import json
 import logging
 import math
 import os
@@ -42,6 +44,17 @@ OUTER_GRACE_SECONDS = 2.0
 START_GRACE_SECONDS = 0.2
 #: The SDK's stdio shutdown: 2 s for the server to leave after stdin closes, 2 s after SIGTERM.
 STOP_WAIT_SECONDS = 8.0
+#: MCP log levels (RFC 5424 names) → Python logging levels.
+SERVER_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
 #: JSON-RPC error codes with which the SDK reports a dead connection or an unanswered request.
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
@@ -170,6 +183,7 @@ class _Connection:
                     read_timeout_seconds=timeout,
                     mode="legacy",  # "auto" first probes server/discover with a fixed 10 s wait
                     cache=None,
+                    logging_callback=self._server_log,
                 )
                 async with client:
                     pump.close_writer()
@@ -193,6 +207,16 @@ class _Connection:
             self.closed = True
             if not self.started.done():  # cancelled (the loop is stopping)
                 self.started.set_exception(ServerUnavailable("stopped while starting"))
+
+    async def _server_log(self, params: Any) -> None:
+        """A log message the server sent (``notifications/message``) → the server's logger."""
+        data = params.data
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+        source = f"{self.spec.name}/{params.logger}" if params.logger else self.spec.name
+        level = SERVER_LOG_LEVELS.get(str(params.level), logging.INFO)
+        logging.getLogger(f"oryxos.mcp.server.{self.spec.name}").log(
+            level, "[%s] %s", source, text[:2000]
+        )
 
     async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
         """``tools/call``; the SDK ends it after ``timeout`` s (an MCPError REQUEST_TIMEOUT).

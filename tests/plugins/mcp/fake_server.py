@@ -6,6 +6,7 @@ Usage: python fake_server.py MODE [ARG]
   slow SECONDS        sleep, then serve one tool "slow_echo" (for the parallel start test)
   hang-on-call        answer initialize and tools/list, never answer tools/call
   env NAME            serve one tool "show_env" returning the variable NAME
+  log-on-call         serve one tool "chatty" that sends two log notifications before answering
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def tool(name: str) -> dict:
     return {"name": name, "description": f"fake {name}", "inputSchema": {"type": "object"}}
 
 
-def serve(tool_name: str, answer_calls: bool, result=lambda args: "ok") -> None:
+def serve(tool_name: str, answer_calls: bool, result=lambda args: "ok", before=None) -> None:
     for line in sys.stdin:
         msg = json.loads(line)
         method, msg_id = msg.get("method"), msg.get("id")
@@ -46,6 +47,8 @@ def serve(tool_name: str, answer_calls: bool, result=lambda args: "ok") -> None:
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": msg_id, "result": {"tools": [tool(tool_name)]}})
         elif method == "tools/call" and answer_calls:
+            if before is not None:
+                before()
             text = result(msg["params"].get("arguments") or {})
             send(
                 {
@@ -75,6 +78,19 @@ def main() -> None:
     elif mode == "env":
         name = sys.argv[2]
         serve("show_env", True, lambda args: os.environ.get(name, "<unset>"))
+    elif mode == "log-on-call":
+
+        def log_twice() -> None:
+            for level, data in (("info", "warming up"), ("error", {"disk": "full"})):
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/message",
+                        "params": {"level": level, "logger": "fake", "data": data},
+                    }
+                )
+
+        serve("chatty", True, before=log_twice)
 
 
 if __name__ == "__main__":

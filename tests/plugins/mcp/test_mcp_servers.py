@@ -192,6 +192,23 @@ def test_a_server_that_exits_at_start_is_reported_and_the_others_work(
     assert any("giving up at start" in r.getMessage() for r in records)
 
 
+def test_log_messages_a_server_sends_go_to_its_logger_at_their_level(
+    write_servers, fast_timeouts, make_runtime, caplog
+):
+    fast_timeouts()
+    write_servers(f"servers:\n  - name: chatty\n    command: {fake('log-on-call')}\n")
+    runtime = make_runtime()
+    caplog.set_level(logging.INFO, logger="oryxos.mcp.server.chatty")
+    assert _call(runtime, "chatty", {}).success
+    records = [
+        (r.levelname, r.getMessage())
+        for r in caplog.records
+        if r.name == "oryxos.mcp.server.chatty"
+    ]
+    assert ("INFO", "[chatty/fake] warming up") in records
+    assert ("ERROR", '[chatty/fake] {"disk": "full"}') in records
+
+
 def test_a_server_killed_mid_session_gives_a_retryable_error_then_restarts(
     write_servers, fast_timeouts, make_runtime
 ):
