@@ -32,6 +32,21 @@ def _csrf_token() -> str:
     return session["csrf"]
 
 
+def _next_page() -> str:
+    """Where to go after logging in: this page, or for a form posted after the login expired
+    a page to open again (an action's address cannot be opened with GET): the conversation
+    for a chat message, else the dashboard."""
+    from flask import request, url_for
+
+    if request.method == "GET":
+        return request.full_path.rstrip("?")
+    if request.endpoint in ("console.chat", "console.chat_stream"):
+        session_id = request.form.get("session_id")
+        values = {"session": session_id} if session_id else {}
+        return url_for("console.chat", **values)
+    return url_for("console.dashboard")
+
+
 def console_blueprint(runtime: Any, token: str | None) -> Any:
     from flask import (
         Blueprint,
@@ -55,16 +70,18 @@ def console_blueprint(runtime: Any, token: str | None) -> Any:
 
     @bp.before_request
     def guard() -> Any:
-        if request.method == "POST":
-            given = request.form.get("csrf_token", "")
-            if not auth.token_matches(session.get("csrf", "") or "\0", given):
-                raise ApiError(400, "csrf_failed", "the form expired or did not come from here")
+        # Not logged in: to the login page first (a form posted after the login expired
+        # carries a stale CSRF token too; redirecting changes nothing, so it is safe).
         if (
             token is not None
             and request.endpoint != "console.login"
             and session.get("auth") is not True
         ):
-            return redirect(url_for("console.login", next=request.full_path.rstrip("?")))
+            return redirect(url_for("console.login", next=_next_page()))
+        if request.method == "POST":
+            given = request.form.get("csrf_token", "")
+            if not auth.token_matches(session.get("csrf", "") or "\0", given):
+                raise ApiError(400, "csrf_failed", "the form expired or did not come from here")
         return None
 
     def back(endpoint: str, **values: Any) -> Any:

@@ -110,11 +110,20 @@ document.addEventListener("keydown", function (event) {
     fetch(streamUrl, { method: "POST", body: data, credentials: "same-origin" })
       .then(function (response) {
         var type = response.headers.get("Content-Type") || "";
-        if (type.indexOf("text/event-stream") !== 0) {
+        if (type.indexOf("application/json") === 0) {
           // refused before the turn began: the page we are sent to shows why
           return response.json().then(function (body) {
             window.location.assign(body.redirect || window.location.href);
           });
+        }
+        if (response.redirected) {
+          window.location.assign(response.url);  // the login page: the login has expired
+          return;
+        }
+        if (type.indexOf("text/event-stream") !== 0) {
+          fail("the console could not take the message (HTTP " + response.status +
+               "): reload the page and send it again");
+          return;
         }
         var reader = response.body.getReader();
         var decoder = new TextDecoder();

@@ -52,6 +52,15 @@ def test_writes_need_the_token_too(secured, api_error):
     assert ok.status_code == 201
 
 
+def test_streamed_turns_need_the_token_and_the_console_login(secured, api_error):
+    client = secured.test_client()
+    api_error(client.post("/api/v1/sessions/s/messages/stream", json={"message": "x"}), 401)
+    api_error(client.post("/api/v1/agents/default/invoke/stream", json={"message": "x"}), 401)
+    page = client.get("/login").get_data(as_text=True)
+    response = client.post("/chat/stream", data={"csrf_token": _csrf(page), "message": "x"})
+    assert response.status_code == 302 and "/login" in response.headers["Location"]
+
+
 def test_the_openapi_document_declares_bearer_security(secured):
     doc = (
         secured.test_client()
@@ -107,6 +116,22 @@ def test_console_forms_need_the_csrf_token(client):
         "/sandbox", data={"kind": "http", "value": "example.com", "csrf_token": "forged"}
     )
     assert bad.status_code == 400
+
+
+def test_a_form_posted_after_the_login_expired_leads_to_login_then_back_to_a_page(secured):
+    from urllib.parse import parse_qs, urlsplit
+
+    client = secured.test_client()
+    chat = client.post("/chat", data={"session_id": "console:console:default", "message": "x"})
+    assert chat.status_code == 302  # the login first, not a CSRF error for the stale form
+    target = parse_qs(urlsplit(chat.headers["Location"]).query)["next"][0]
+    assert target == "/chat?session=console:console:default"
+    action = client.post("/sandbox/delete", data={"kind": "http", "value": "x"})
+    assert parse_qs(urlsplit(action.headers["Location"]).query)["next"][0] == "/"
+    # logged in, a form still needs its CSRF token
+    page = client.get("/login").get_data(as_text=True)
+    client.post("/login", data={"token": TOKEN, "csrf_token": _csrf(page)})
+    assert client.post("/sandbox", data={"kind": "http", "value": "x"}).status_code == 400
 
 
 def test_api_token_is_not_a_console_login_bypass(secured):

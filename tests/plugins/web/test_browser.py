@@ -150,3 +150,16 @@ def test_login_notify_channel_chat_and_audit(live_server, page, recorder, oryxos
     page.select_option("form.card select[name=kind]", "http")
     page.click("form.card button[type=submit]")
     assert [e.value for e in runtime.storage.whitelist.list("http")] == ["api.example.com"]
+
+
+def test_a_chat_message_after_the_login_expired_leads_to_the_login_page(live_server, page):
+    server, _ = live_server
+    _login(page, server.url)
+    page.click("nav >> text=Chat")
+    page.context.clear_cookies()  # the console session is gone (expired, server restarted...)
+    page.fill("textarea[name=message]", "Still there?")
+    page.click("#chat-form button[type=submit]")
+    page.wait_for_url("**/login**")
+    page.fill("input[name=token]", TOKEN)  # logging in again leads back to the chat
+    page.click("button[type=submit]")
+    page.wait_for_url("**/chat")
