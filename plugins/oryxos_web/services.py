@@ -154,10 +154,7 @@ def send_message(runtime: Any, session_id: str, message: str) -> dict[str, Any]:
     """Run one turn of the ReAct loop in a session (409 if it is archived)."""
     from oryxos_web.turns import run_session_turn
 
-    record = get_session(runtime, session_id)
-    if record.status != "active":
-        raise ConflictError(f"session {session_id!r} is {record.status}; create a new session")
-    return run_session_turn(runtime, record, message)
+    return run_session_turn(runtime, _active_session(runtime, session_id), message)
 
 
 def stream_message(runtime: Any, session_id: str, message: str) -> Iterator[str]:
@@ -168,10 +165,15 @@ def stream_message(runtime: Any, session_id: str, message: str) -> Iterator[str]
     """
     from oryxos_web.turns import stream_session_turn
 
+    return stream_session_turn(runtime, _active_session(runtime, session_id), message)
+
+
+def _active_session(runtime: Any, session_id: str) -> Any:
+    """The session, which must take messages (404 unknown, 409 archived)."""
     record = get_session(runtime, session_id)
     if record.status != "active":
         raise ConflictError(f"session {session_id!r} is {record.status}; create a new session")
-    return stream_session_turn(runtime, record, message)
+    return record
 
 
 def invoke_agent(runtime: Any, agent: str, message: str) -> dict[str, Any]:
