@@ -16,7 +16,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from oryxos_web.errors import ApiError
+from oryxos.errors import OryxError
+from oryxos_web.errors import ApiError, from_oryx_error
 
 log = logging.getLogger("oryxos.web")
 
@@ -198,8 +199,9 @@ def stream(turn: Callable[..., dict[str, Any]], *, name: str) -> Iterator[str]:
                 stream=True,
             )
             events.put(("done", done))
-        except ApiError as err:
-            events.put(("error", {"status": err.status, **err.body()}))
+        except (ApiError, OryxError) as err:  # as the non-streaming request would answer
+            api_err = err if isinstance(err, ApiError) else from_oryx_error(err)
+            events.put(("error", {"status": api_err.status, **api_err.body()}))
         except Exception as err:  # a bug: logged with its traceback, reported without it
             log.exception("streamed turn %s failed", name)
             bug = ApiError(500, "internal_error", f"internal error ({type(err).__name__})")

@@ -291,3 +291,30 @@ def test_a_one_shot_invoke_streams_and_leaves_nothing_to_continue(
         404,
         "not_found",
     )
+
+
+@pytest.mark.parametrize(
+    "error,status,code",
+    [
+        ("storage", 503, "storage_unavailable"),
+        ("bug", 500, "internal_error"),
+    ],
+)
+def test_a_failure_inside_the_turn_is_an_error_event_with_the_usual_status(
+    turn_app, monkeypatch, error, status, code
+):
+    from oryxos.errors import StorageError
+
+    runtime, client = turn_app()
+
+    def failing_turn(*args, **kwargs):
+        if error == "storage":
+            raise StorageError("database is locked")
+        raise RuntimeError("a bug with a secret detail")
+
+    monkeypatch.setattr(runtime.loop, "run_turn", failing_turn)
+    sid = _session(client)
+    body = client.post(f"/api/v1/sessions/{sid}/messages/stream", json={"message": "hi"})
+    kind, data = events_of(body.get_data(as_text=True))[-1]
+    assert kind == "error" and data["status"] == status and data["error"]["code"] == code
+    assert "secret detail" not in body.get_data(as_text=True)  # a bug's text stays in the log
