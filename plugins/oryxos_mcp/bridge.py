@@ -72,10 +72,6 @@ class SharedLoop:
 
     # Submitting -----------------------------------------------------------------------------
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
         with self._cond:
             if self._closed:
